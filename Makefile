@@ -1,0 +1,47 @@
+# The two commands a newcomer needs: `make run` and `make test`. Both set up .venv first.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint typecheck pytest test-slow tlc-full bench clean check-java
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+# Set-up, then the main job: a short demonstration on a small real graph.
+run: $(STAMP)
+	$(PY) -m schedspec demo
+
+# Set-up, then the whole fast suite: ruff, mypy --strict, pytest (slow explorations excluded).
+test: $(STAMP) check-java lint typecheck pytest
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/ruff format --check src tests benchmarks
+
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy
+
+pytest: $(STAMP)
+	$(VENV)/bin/pytest -q -m "not slow"
+
+test-slow: $(STAMP)
+	$(VENV)/bin/pytest -q -m slow
+
+tlc-full: $(STAMP) check-java
+	$(PY) -m schedspec tlc --full
+
+bench: $(STAMP)
+	$(PY) benchmarks/lifecycle.py
+
+check-java:
+	@command -v java >/dev/null 2>&1 || { \
+	  echo "java not found: TLC needs a Java runtime. Install it with:"; \
+	  echo "  apt-get update && apt-get install -y default-jre-headless"; exit 1; }
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis

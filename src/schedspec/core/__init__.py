@@ -1,0 +1,57 @@
+"""The pure core: `step(state, event) -> (state, effects)` over immutable data.
+
+Imports only the standard library, `immutables` and `pyrsistent` (a test walks the imports).
+"""
+
+from .effects import *  # noqa: F403
+from .events import (
+    Cancel,
+    Claim,
+    Close,
+    Complete,
+    CompleteBatch,
+    ConfirmCancel,
+    Event,
+    Fail,
+    Start,
+    Submit,
+    SubmitBatch,
+)
+from .state import State, initial_state, limit_problem
+from .step import step
+from .types import (
+    Cause,
+    EventId,
+    Generation,
+    Outcome,
+    OutcomeKind,
+    Phase,
+    TaskId,
+    TaskState,
+)
+
+__all__ = [
+    "Cancel",
+    "Cause",
+    "Claim",
+    "Close",
+    "Complete",
+    "CompleteBatch",
+    "ConfirmCancel",
+    "Event",
+    "EventId",
+    "Fail",
+    "Generation",
+    "Outcome",
+    "OutcomeKind",
+    "Phase",
+    "Start",
+    "State",
+    "Submit",
+    "SubmitBatch",
+    "TaskId",
+    "TaskState",
+    "initial_state",
+    "limit_problem",
+    "step",
+]

@@ -1,0 +1,114 @@
+"""Graph algorithms over task indices: strongly connected components, cycle paths, reachability.
+
+All functions are iterative (a 10^5-task chain must not hit the recursion limit) and break ties
+only by the order of the inputs they are given: callers pass nodes in submission order and
+dependencies in submitted order, so every answer is a function of the submissions alone (VER-3).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+
+Neighbours = Callable[[int], Iterable[int]]
+
+
+def strongly_connected(nodes: Sequence[int], deps: Neighbours) -> list[list[int]]:
+    """Tarjan's algorithm, iteratively. Components come out in reverse topological order."""
+    number: dict[int, int] = {}
+    low: dict[int, int] = {}
+    on_stack: set[int] = set()
+    stack: list[int] = []
+    components: list[list[int]] = []
+    for root in nodes:
+        if root in number:
+            continue
+        number[root] = low[root] = len(number)
+        stack.append(root)
+        on_stack.add(root)
+        work = [(root, iter(deps(root)))]
+        while work:
+            v, successors = work[-1]
+            for w in successors:
+                if w not in number:
+                    number[w] = low[w] = len(number)
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(deps(w))))
+                    break
+                if w in on_stack:
+                    low[v] = min(low[v], number[w])
+            else:
+                work.pop()
+                if work:
+                    parent = work[-1][0]
+                    low[parent] = min(low[parent], low[v])
+                if low[v] == number[v]:
+                    component: list[int] = []
+                    while True:
+                        w = stack.pop()
+                        on_stack.discard(w)
+                        component.append(w)
+                        if w == v:
+                            break
+                    components.append(component)
+    return components
+
+
+def shortest_cycle(start: int, members: set[int], deps: Neighbours) -> list[int]:
+    """A shortest cycle `[start, ..., start]` inside `members`, each node depending on the next.
+
+    Breadth-first from `start` along dependencies in their given order (START-3). The caller
+    guarantees that such a cycle exists.
+    """
+    parent: dict[int, int] = {}
+    queue = deque([start])
+    while queue:
+        v = queue.popleft()
+        for w in deps(v):
+            if w == start:
+                path = [v]
+                while path[-1] != start:
+                    path.append(parent[path[-1]])
+                path.reverse()
+                path.append(start)
+                return path
+            if w in members and w not in parent:
+                parent[w] = v
+                queue.append(w)
+    raise AssertionError(f"no cycle through {start}")
+
+
+def reachable(sources: Iterable[int], successors: Neighbours) -> set[int]:
+    """Every node reachable from `sources` (the sources included)."""
+    seen = set(sources)
+    queue = deque(seen)
+    while queue:
+        v = queue.popleft()
+        for w in successors(v):
+            if w not in seen:
+                seen.add(w)
+                queue.append(w)
+    return seen
+
+
+def path_to_any(start: int, targets: set[int], successors: Neighbours) -> list[int] | None:
+    """A shortest path `[start, ..., t]` to some `t` in `targets`, or None (breadth-first)."""
+    if start in targets:
+        return [start]
+    parent: dict[int, int] = {start: start}
+    queue = deque([start])
+    while queue:
+        v = queue.popleft()
+        for w in successors(v):
+            if w in parent:
+                continue
+            parent[w] = v
+            if w in targets:
+                path = [w]
+                while path[-1] != start:
+                    path.append(parent[path[-1]])
+                path.reverse()
+                return path
+            queue.append(w)
+    return None

@@ -1,0 +1,231 @@
+"""State invariants: one function per TLA+ invariant, with the same name.
+
+Each returns a list of human-readable violations (empty when the invariant holds), so a test,
+the explorer and a debug run of the shell can all report every broken rule at once. They
+recompute from the forward edges what the core keeps incrementally, which is the point: the
+incremental bookkeeping is checked against its meaning.
+
+`validate_state` runs them all. Properties of transitions and histories (at most one claim per
+version, terminal states never change, a stale callback changes nothing) are checked by the
+callers that keep the history: `check_transition` here covers one step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .effects import Claimed, Effect, Transitioned
+from .state import (
+    ABSENT,
+    BLOCKED,
+    CANCEL_REQUESTED,
+    CANCELLED,
+    CLAIMED,
+    FAILED,
+    PENDING,
+    READY,
+    REMAINING_SHIFT,
+    RUNNING,
+    STATE_MASK,
+    STATE_OF,
+    SUCCEEDED,
+    TERMINAL_CODES,
+    State,
+)
+from .types import Cause, Phase, TaskState
+
+
+def _versions(s: State) -> range:
+    return range(len(s.names))
+
+
+def TypeOK(s: State) -> list[str]:
+    """Every column has one entry per task, and every cell decodes to a legal combination."""
+    problems = []
+    n = len(s.names)
+    for column in ("cells", "generations", "seqs", "deps", "dependents", "payloads", "details"):
+        if len(getattr(s, column)) != n:
+            problems.append(f"column {column} has {len(getattr(s, column))} entries, not {n}")
+    for i in _versions(s):
+        cell = s.cells[i]
+        code = cell & STATE_MASK
+        if code == ABSENT:
+            if cell != ABSENT or s.generations[i] != 0:
+                problems.append(f"absent task {s.names[i]!r} has facts: cell {cell}")
+            continue
+        if s.generations[i] < 1:
+            problems.append(f"{s.names[i]!r} has generation {s.generations[i]}")
+        if code != PENDING and cell >> REMAINING_SHIFT:
+            problems.append(f"{s.names[i]!r} is {STATE_OF[code]} with a remaining count")
+        if cell & CANCEL_REQUESTED and code not in (RUNNING, SUCCEEDED, FAILED, CANCELLED):
+            problems.append(f"{s.names[i]!r} is {STATE_OF[code]} with a cancel request")
+        claimed = bool(cell & CLAIMED)
+        if code in (RUNNING, SUCCEEDED, FAILED) and not claimed:
+            problems.append(f"{s.names[i]!r} is {STATE_OF[code]} but was never claimed")
+        if code in (PENDING, READY, BLOCKED) and claimed:
+            problems.append(f"{s.names[i]!r} is {STATE_OF[code]} but was claimed")
+        if s.index.get(s.names[i]) != i:
+            problems.append(f"index does not map {s.names[i]!r} to {i}")
+    return problems
+
+
+def CountsMatchRecount(s: State) -> list[str]:
+    """A pending version's remaining count equals the recount from its forward edges."""
+    problems = []
+    for i in _versions(s):
+        if s.cells[i] & STATE_MASK != PENDING:
+            continue
+        recount = sum(1 for d in s.deps[i] if d == i or s.cells[d] & STATE_MASK != SUCCEEDED)
+        kept = s.cells[i] >> REMAINING_SHIFT
+        if kept != recount or kept < 1:
+            problems.append(f"{s.names[i]!r}: remaining {kept}, recount {recount}")
+    return problems
+
+
+def ReverseEdgesMatch(s: State) -> list[str]:
+    """The reverse edges are exactly the forward edges of the current versions, reversed."""
+    expected: dict[int, set[int]] = {i: set() for i in _versions(s)}
+    for i in _versions(s):
+        for d in s.deps[i]:
+            expected[d].add(i)
+    return [
+        f"dependents of {s.names[i]!r}: kept {sorted(s.dependents[i])}, expected {sorted(want)}"
+        for i, want in expected.items()
+        if set(s.dependents[i]) != want
+    ]
+
+
+def RunningWithinLimit(s: State) -> list[str]:
+    """CLAIM-5: the running count is the number of running versions and within the limit."""
+    running = sum(1 for cell in s.cells if cell & STATE_MASK == RUNNING)
+    problems = []
+    if running != s.running:
+        problems.append(f"running count {s.running}, recount {running}")
+    if running > s.limit:
+        problems.append(f"{running} running, limit {s.limit}")
+    return problems
+
+
+def ReadyIndexMatches(s: State) -> list[str]:
+    """The ready index holds exactly the sequence numbers of the ready current versions."""
+    want = sorted(s.seqs[i] for i in _versions(s) if s.cells[i] & STATE_MASK == READY)
+    kept = s.ready_seqs()
+    problems = [] if kept == want else [f"ready index {kept}, ready versions {want}"]
+    for level in range(1, len(s.ready)):
+        for w, word in enumerate(s.ready[level]):
+            for b in range(64):
+                child = (w << 6) + b
+                below = s.ready[level - 1][child] if child < len(s.ready[level - 1]) else 0
+                if bool(word >> b & 1) != bool(below):
+                    problems.append(f"ready index level {level} bit {child} disagrees")
+    return problems
+
+
+def ReleasedOnlyWhenDepsSucceeded(s: State) -> list[str]:
+    """STATE-4: a released version never has an unsubmitted dependency or itself as one.
+
+    The full rule (every dependency's current version had succeeded at the release) is a
+    property of the transition, checked by `check_transition`; what one state can show is that
+    no released version depends on something that can never succeed before it.
+    """
+    problems = []
+    for i in _versions(s):
+        if s.cells[i] & STATE_MASK not in (READY, RUNNING, SUCCEEDED):
+            continue
+        for d in s.deps[i]:
+            if d == i or s.cells[d] & STATE_MASK == ABSENT:
+                problems.append(f"{s.names[i]!r} released with dependency {s.names[d]!r} unmet")
+    return problems
+
+
+def BlockedHasRootCause(s: State) -> list[str]:
+    """BLOCK-2: a blocked version records a cause naming a failed or cancelled version."""
+    problems = []
+    for i in _versions(s):
+        if s.cells[i] & STATE_MASK != BLOCKED:
+            continue
+        cause = s.details[i]
+        if not isinstance(cause, Cause) or cause.state not in (
+            TaskState.FAILED,
+            TaskState.CANCELLED,
+        ):
+            problems.append(f"{s.names[i]!r} is blocked with cause {cause!r}")
+            continue
+        root = s.index.get(cause.task_id)
+        if root is None or s.generations[root] < cause.generation:
+            problems.append(f"{s.names[i]!r} is blocked by an unknown version {cause!r}")
+        elif (
+            s.generations[root] == cause.generation
+            and STATE_OF[s.cells[root] & STATE_MASK] is not cause.state
+        ):
+            problems.append(f"{s.names[i]!r}: cause {cause!r} is not in that state")
+    return problems
+
+
+def NothingQueuedAfterClose(s: State) -> list[str]:
+    """CLOSE-2, PHASE-1: no queued version once closing; nothing running once closed."""
+    if s.phase not in (Phase.CLOSING, Phase.CLOSED):
+        return []
+    problems = [
+        f"{s.names[i]!r} is {STATE_OF[s.cells[i] & STATE_MASK]} while {s.phase}"
+        for i in _versions(s)
+        if s.cells[i] & STATE_MASK in (PENDING, READY)
+    ]
+    if s.phase is Phase.CLOSED and s.running:
+        problems.append(f"closed with {s.running} running")
+    if s.phase is Phase.CLOSING and not s.running:
+        problems.append("closing with nothing running")
+    return problems
+
+
+INVARIANTS: tuple[Callable[[State], list[str]], ...] = (
+    TypeOK,
+    CountsMatchRecount,
+    ReverseEdgesMatch,
+    RunningWithinLimit,
+    ReadyIndexMatches,
+    ReleasedOnlyWhenDepsSucceeded,
+    BlockedHasRootCause,
+    NothingQueuedAfterClose,
+)
+
+
+def validate_state(s: State) -> list[str]:
+    """Every invariant's violations, each prefixed by the invariant's name."""
+    return [f"{inv.__name__}: {p}" for inv in INVARIANTS for p in inv(s)]
+
+
+def check_transition(before: State, after: State, effects: tuple[Effect, ...]) -> list[str]:
+    """Properties of one step: terminal states never change (STATE-3), only legal moves happen,
+    a claim moves only ready versions, and the notifications tell every change."""
+    problems = []
+    for i in range(len(before.names)):
+        old, new = before.cells[i] & STATE_MASK, after.cells[i] & STATE_MASK
+        same_version = before.generations[i] == after.generations[i]
+        if same_version and old in TERMINAL_CODES and old != ABSENT and new != old:
+            problems.append(f"terminal {before.names[i]!r} moved from {STATE_OF[old]}")
+    told = {(e.task_id, e.generation) for e in effects if isinstance(e, Transitioned)}
+    for i in range(len(after.names)):
+        name = after.names[i]
+        was = (
+            (before.generations[i], before.cells[i] & STATE_MASK)
+            if i < len(before.names)
+            else (0, ABSENT)
+        )
+        now = (after.generations[i], after.cells[i] & STATE_MASK)
+        if was != now and (name, after.generations[i]) not in told:
+            problems.append(f"{name!r} changed {was} -> {now} without a notification")
+    for e in effects:
+        if isinstance(e, Transitioned) and e.target is TaskState.READY and e.source is not None:
+            i = after.index[e.task_id]
+            unmet = [
+                after.names[d] for d in after.deps[i] if after.cells[d] & STATE_MASK != SUCCEEDED
+            ]
+            if unmet:
+                problems.append(f"released {e.task_id!r} with unmet dependencies {unmet}")
+        if isinstance(e, Claimed):
+            for g in e.grants:
+                j = before.index.get(g.task_id)
+                if j is None or before.cells[j] & STATE_MASK != READY:
+                    problems.append(f"claimed {g.task_id!r} which was not ready")
+    return problems
