@@ -15,11 +15,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .records import fast_init
 from .types import Cause, EventId, Generation, Outcome, Phase, TaskId, TaskState
 
 # Rejections: the typed reasons a step refuses an event. The state is unchanged (SUB-3).
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class InvalidTaskId:
     """SUB-1, DONE-6: the value given as a task id is not a non-empty str."""
@@ -27,6 +29,7 @@ class InvalidTaskId:
     value: object
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class InvalidDeps:
     """SUB-1: `deps` is not a tuple of ids (the shell turns any iterable into one)."""
@@ -35,6 +38,7 @@ class InvalidDeps:
     value: object
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class InvalidDependency:
     """SUB-1: one element of `deps` is not a non-empty str."""
@@ -43,6 +47,7 @@ class InvalidDependency:
     value: object
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class DuplicateDependency:
     """SUB-2."""
@@ -51,6 +56,7 @@ class DuplicateDependency:
     dependency: TaskId
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class SchedulerClosed:
     """SUB-10."""
@@ -58,6 +64,7 @@ class SchedulerClosed:
     task_id: TaskId
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class GraphClosed:
     """SUB-9: a brand-new id after start."""
@@ -65,6 +72,7 @@ class GraphClosed:
     task_id: TaskId
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class RunningConflict:
     """SUB-7."""
@@ -73,6 +81,7 @@ class RunningConflict:
     generation: Generation
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class UnknownDependencies:
     """START-2, SUB-9: task id -> its sorted missing ids, tasks in submission order."""
@@ -80,6 +89,7 @@ class UnknownDependencies:
     missing: tuple[tuple[TaskId, tuple[TaskId, ...]], ...]
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Cycles:
     """START-2, START-3, SUB-9."""
@@ -88,11 +98,13 @@ class Cycles:
     unexecutable: tuple[TaskId, ...]
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class NotStarted:
     """CLAIM-1."""
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class InvalidMaxTasks:
     """CLAIM-2."""
@@ -100,6 +112,7 @@ class InvalidMaxTasks:
     value: object
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class UnknownTask:
     """DONE-6, QUERY-1."""
@@ -107,6 +120,7 @@ class UnknownTask:
     task_id: TaskId
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class InvalidGeneration:
     """DONE-6."""
@@ -115,6 +129,7 @@ class InvalidGeneration:
     value: object
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class FutureGeneration:
     """DONE-6."""
@@ -124,6 +139,7 @@ class FutureGeneration:
     current: Generation
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class NotClaimed:
     """DONE-6: the current version was never claimed."""
@@ -133,6 +149,7 @@ class NotClaimed:
     state: TaskState
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class CancelNotRequested:
     """CANCEL-4."""
@@ -163,12 +180,14 @@ Rejection = (
 # Replies.
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Rejected:
     event_id: EventId
     rejection: Rejection
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Submitted:
     """The new version, and the version it replaced if any (SUB-6)."""
@@ -180,6 +199,7 @@ class Submitted:
     replaced: tuple[Generation, TaskState] | None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Started:
     """`changed` is False when the scheduler was already past `open` (START-1)."""
@@ -188,6 +208,7 @@ class Started:
     changed: bool
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Grant:
     """One claimed version: what a worker needs to run it (CLAIM-6)."""
@@ -197,18 +218,21 @@ class Grant:
     payload: object
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Claimed:
     event_id: EventId
     grants: tuple[Grant, ...]
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Answered:
     event_id: EventId
     outcome: Outcome
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Closed:
     """`changed` is False when the scheduler was already closing or closed (CLOSE-4)."""
@@ -217,6 +241,7 @@ class Closed:
     changed: bool
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Batched:
     """The replies of a batch event's members, in order (EFFECT-4)."""
@@ -230,6 +255,7 @@ Reply = Rejected | Submitted | Started | Claimed | Answered | Closed | Batched
 # Notifications.
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Transitioned:
     """A version changed state; `source` is None for a new version."""
@@ -241,6 +267,7 @@ class Transitioned:
     target: TaskState
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class CancelRequested:
     """The shell must set this version's cancellation token (CANCEL-3)."""
@@ -250,6 +277,7 @@ class CancelRequested:
     generation: Generation
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class PhaseChanged:
     event_id: EventId

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .records import fast_init
 from .types import EventId
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Submit:
     """submit(task_id, deps, fn) (SUB-*). `deps` keeps the submitted order."""
@@ -22,6 +24,7 @@ class Submit:
     event_id: EventId = EventId(0)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Start:
     """start() (START-*)."""
@@ -29,6 +32,7 @@ class Start:
     event_id: EventId = EventId(0)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Claim:
     """ready(max_tasks) (CLAIM-*)."""
@@ -37,6 +41,7 @@ class Claim:
     event_id: EventId = EventId(0)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Complete:
     """complete(task_id, generation, result) (DONE-1)."""
@@ -47,6 +52,7 @@ class Complete:
     event_id: EventId = EventId(0)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Fail:
     """fail(task_id, generation, error) (DONE-2)."""
@@ -57,6 +63,7 @@ class Fail:
     event_id: EventId = EventId(0)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Cancel:
     """cancel(task_id, generation=None) (CANCEL-1..3, CANCEL-5)."""
@@ -66,6 +73,7 @@ class Cancel:
     event_id: EventId = EventId(0)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class ConfirmCancel:
     """confirm_cancel(task_id, generation): the running function stopped on request (CANCEL-4)."""
@@ -75,6 +83,7 @@ class ConfirmCancel:
     event_id: EventId = EventId(0)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Close:
     """close() (CLOSE-*)."""
@@ -82,6 +91,7 @@ class Close:
     event_id: EventId = EventId(0)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class SubmitBatch:
     """Several submissions in one step, meaning the same as each in sequence (EFFECT-4)."""
@@ -90,6 +100,7 @@ class SubmitBatch:
     event_id: EventId = EventId(0)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class CompleteBatch:
     """Several completions in one step, meaning the same as each in sequence (EFFECT-4)."""

@@ -27,6 +27,7 @@ from typing import Any
 import immutables
 from pyrsistent import PVector, pvector
 
+from .records import fast_init
 from .types import Cause, Generation, Phase, TaskId, TaskState
 
 # Cell layout.
@@ -59,6 +60,7 @@ WORD_MASK = WORD_BITS - 1
 EMPTY_SET: immutables.Map[int, None] = immutables.Map()
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class State:
     """One immutable scheduler state. Build the first with `initial_state`.

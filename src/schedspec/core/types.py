@@ -10,6 +10,8 @@ import enum
 from dataclasses import dataclass
 from typing import NewType
 
+from .records import fast_init
+
 TaskId = NewType("TaskId", str)
 Generation = NewType("Generation", int)
 EventId = NewType("EventId", int)
@@ -65,6 +67,7 @@ class OutcomeKind(enum.StrEnum):
         return self.value
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Cause:
     """The root of a blocking (BLOCK-2): always a failed or cancelled version."""
@@ -74,6 +77,7 @@ class Cause:
     state: TaskState
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Outcome:
     """The answer to a callback or a cancel.

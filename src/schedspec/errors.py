@@ -1,0 +1,175 @@
+"""The public exceptions: one small hierarchy.
+
+`SchedulerError` is a caller's mistake (the contract names each case); the scheduler is left
+exactly as it was. `EnvironmentFault` is a failure of what the shell depends on (an executor that
+refuses work), never of the contract. Each `SchedulerError` carries the core's typed `rejection`
+so a program can match on it instead of parsing messages.
+"""
+
+from __future__ import annotations
+
+from .core import effects as fx
+from .core.types import TaskId
+
+
+class SchedspecError(Exception):
+    """Base of every exception schedspec raises on purpose."""
+
+
+class SchedulerError(SchedspecError):
+    """A caller's mistake: the operation was refused and nothing changed (SUB-3)."""
+
+    def __init__(self, message: str, rejection: fx.Rejection | None = None) -> None:
+        super().__init__(message)
+        self.rejection = rejection
+
+
+class EnvironmentFault(SchedspecError):
+    """Something the shell relies on failed (for example the executor refused a task)."""
+
+
+class InvalidArgumentError(SchedulerError):
+    """A value of the wrong type or range (SUB-1, CLAIM-2, DONE-6, PHASE-2)."""
+
+
+class DuplicateDependencyError(InvalidArgumentError):
+    """SUB-2."""
+
+
+class ConflictError(SchedulerError):
+    """SUB-7: the current version is running and cannot be replaced."""
+
+
+class GraphClosedError(SchedulerError):
+    """SUB-9: a brand-new task id after start()."""
+
+
+class SchedulerClosedError(SchedulerError):
+    """SUB-10: submit after close()."""
+
+
+class UnknownDependencyError(SchedulerError):
+    """START-2, SUB-9. `missing` maps each task id to the sorted list of ids it lacks."""
+
+    def __init__(self, message: str, rejection: fx.UnknownDependencies) -> None:
+        super().__init__(message, rejection)
+        self.missing: dict[TaskId, list[TaskId]] = {t: list(m) for t, m in rejection.missing}
+
+
+class CycleError(SchedulerError):
+    """START-2, START-3, SUB-9.
+
+    `cycles`: one path `[t0, ..., t0]` per cyclic component, each `t_i` depending on `t_i+1`.
+    `unexecutable`: the tasks outside every cycle that depend on one, in submission order.
+    """
+
+    def __init__(self, message: str, rejection: fx.Cycles) -> None:
+        super().__init__(message, rejection)
+        self.cycles: list[list[TaskId]] = [list(c) for c in rejection.cycles]
+        self.unexecutable: list[TaskId] = list(rejection.unexecutable)
+
+
+class NotStartedError(SchedulerError):
+    """CLAIM-1: ready() before start()."""
+
+
+class UnknownTaskError(SchedulerError, KeyError):
+    """DONE-6, QUERY-1: a task id that was never submitted."""
+
+    def __str__(self) -> str:  # KeyError would quote the message again
+        return str(self.args[0])
+
+
+class FutureGenerationError(SchedulerError):
+    """DONE-6: a generation newer than the current one."""
+
+
+class NotClaimedError(SchedulerError):
+    """DONE-6: a callback for a version that was never claimed."""
+
+
+class CancelNotRequestedError(SchedulerError):
+    """CANCEL-4: confirm_cancel without a prior cancel."""
+
+
+class CancelledByRequest(Exception):
+    """Raised by a task function (via `token.raise_if_cancelled()`) to confirm a cancellation."""
+
+
+def error_for(rejection: fx.Rejection) -> SchedulerError:
+    """The exception that tells the caller exactly what was wrong."""
+    match rejection:
+        case fx.InvalidTaskId(value):
+            return InvalidArgumentError(
+                f"task id must be a non-empty str, got {type(value).__name__} {value!r}", rejection
+            )
+        case fx.InvalidDeps(task_id, value):
+            return InvalidArgumentError(
+                f"deps of {task_id!r} must be an iterable of task ids (not a str), "
+                f"got {type(value).__name__} {value!r}",
+                rejection,
+            )
+        case fx.InvalidDependency(task_id, value):
+            return InvalidArgumentError(
+                f"dependency of {task_id!r} must be a non-empty str, "
+                f"got {type(value).__name__} {value!r}",
+                rejection,
+            )
+        case fx.DuplicateDependency(task_id, dependency):
+            return DuplicateDependencyError(
+                f"task {task_id!r} names dependency {dependency!r} more than once", rejection
+            )
+        case fx.SchedulerClosed(task_id):
+            return SchedulerClosedError(
+                f"cannot submit {task_id!r}: the scheduler is closing or closed", rejection
+            )
+        case fx.GraphClosed(task_id):
+            return GraphClosedError(
+                f"cannot submit new task {task_id!r} after start(): the graph is closed; "
+                "only existing tasks may be re-submitted",
+                rejection,
+            )
+        case fx.RunningConflict(task_id, generation):
+            return ConflictError(
+                f"task {task_id!r} generation {generation} is running and cannot be replaced",
+                rejection,
+            )
+        case fx.UnknownDependencies(missing):
+            listed = "; ".join(f"{t!r} needs {', '.join(map(repr, m))}" for t, m in missing)
+            return UnknownDependencyError(f"unknown dependencies: {listed}", rejection)
+        case fx.Cycles(cycles, unexecutable):
+            paths = "; ".join(" -> ".join(c) for c in cycles)
+            tail = f" (unexecutable: {', '.join(unexecutable)})" if unexecutable else ""
+            return CycleError(f"dependency cycle: {paths}{tail}", rejection)
+        case fx.NotStarted():
+            return NotStartedError("ready() called before start()", rejection)
+        case fx.InvalidMaxTasks(value):
+            return InvalidArgumentError(
+                f"max_tasks must be None or an int >= 0, got {type(value).__name__} {value!r}",
+                rejection,
+            )
+        case fx.UnknownTask(task_id):
+            return UnknownTaskError(f"task {task_id!r} was never submitted", rejection)
+        case fx.InvalidGeneration(task_id, value):
+            return InvalidArgumentError(
+                f"generation for {task_id!r} must be an int >= 1, "
+                f"got {type(value).__name__} {value!r}",
+                rejection,
+            )
+        case fx.FutureGeneration(task_id, generation, current):
+            return FutureGenerationError(
+                f"task {task_id!r} has no generation {generation} yet (current is {current})",
+                rejection,
+            )
+        case fx.NotClaimed(task_id, generation, state):
+            return NotClaimedError(
+                f"task {task_id!r} generation {generation} was never claimed (it is {state})",
+                rejection,
+            )
+        case fx.CancelNotRequested(task_id, generation):
+            return CancelNotRequestedError(
+                f"task {task_id!r} generation {generation}: confirm_cancel without a cancel "
+                "request",
+                rejection,
+            )
+    raise AssertionError(f"unhandled rejection {rejection!r}")

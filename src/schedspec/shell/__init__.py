@@ -1,0 +1,24 @@
+"""The mutable shell: one lock, one write, effects carried out (see scheduler.py)."""
+
+from .runner import Runner, RunReport
+from .scheduler import (
+    CancellationToken,
+    Claim,
+    CloseReport,
+    Snapshot,
+    TaskScheduler,
+    TaskView,
+    VersionRef,
+)
+
+__all__ = [
+    "CancellationToken",
+    "Claim",
+    "CloseReport",
+    "RunReport",
+    "Runner",
+    "Snapshot",
+    "TaskScheduler",
+    "TaskView",
+    "VersionRef",
+]
