@@ -148,10 +148,18 @@ def measure(contender: str, n: int, repeat: int) -> dict[str, float]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
     parser.add_argument("--sizes", default="10000,100000,1000000")
     parser.add_argument("--repeat", type=int, default=1, help="best of N runs per cell")
     parser.add_argument("--contenders", default=",".join(CONTENDERS))
+    parser.add_argument(
+        "--single-max",
+        type=int,
+        default=100_000,
+        help="skip core-single above this size (one event per operation is the slow path)",
+    )
     parser.add_argument("--child", nargs=2, metavar=("CONTENDER", "N"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -159,18 +167,29 @@ def main() -> int:
         return 0
     sizes = [int(x) for x in args.sizes.split(",")]
     contenders = args.contenders.split(",")
-    results = {(c, n): measure(c, n, args.repeat) for n in sizes for c in contenders}
-    print(f"{'contender':<12} {'tasks':>9} {'total s':>9} {'us/task':>9} {'x graphlib':>10} "
-          f"{'peak MB':>9} {'mem x':>7} {'growth':>7}")
+    results = {
+        (c, n): measure(c, n, args.repeat)
+        for n in sizes
+        for c in contenders
+        if c != "core-single" or n <= args.single_max
+    }
+    print(
+        f"{'contender':<12} {'tasks':>9} {'total s':>9} {'us/task':>9} {'x graphlib':>10} "
+        f"{'peak MB':>9} {'mem x':>7} {'growth':>7}"
+    )
     for c in contenders:
         previous = None
         for n in sizes:
-            r, g = results[(c, n)], results[("graphlib", n)] if "graphlib" in contenders else None
+            if (c, n) not in results:
+                continue
+            r, g = results[(c, n)], results.get(("graphlib", n))
             ratio = f"{r['seconds'] / g['seconds']:.2f}" if g else "-"
             mem = f"{r['peak_mb'] / g['peak_mb']:.2f}" if g and g["peak_mb"] > 0 else "-"
             growth = f"{r['seconds'] / previous:.1f}x" if previous else ""
-            print(f"{c:<12} {n:>9} {r['seconds']:>9.3f} {r['seconds'] / n * 1e6:>9.2f} "
-                  f"{ratio:>10} {r['peak_mb']:>9.1f} {mem:>7} {growth:>7}")
+            print(
+                f"{c:<12} {n:>9} {r['seconds']:>9.3f} {r['seconds'] / n * 1e6:>9.2f} "
+                f"{ratio:>10} {r['peak_mb']:>9.1f} {mem:>7} {growth:>7}"
+            )
             previous = r["seconds"]
     return 0
 

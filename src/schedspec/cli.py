@@ -116,8 +116,8 @@ def diagram() -> str:
         lines.append(f"    {origin} --> {target.value}: {' / '.join(events)}")
     lines += ["```", "", "## Phases (PHASE-1)", "", "```mermaid", "stateDiagram-v2"]
     lines.append("    [*] --> open")
-    for (source, target), events in PHASE_TRANSITIONS.items():
-        lines.append(f"    {source.value} --> {target.value}: {' / '.join(events)}")
+    for (phase, next_phase), events in PHASE_TRANSITIONS.items():
+        lines.append(f"    {phase.value} --> {next_phase.value}: {' / '.join(events)}")
     lines += ["```", ""]
     return "\n".join(lines)
 

@@ -32,5 +32,5 @@ def fast_init(cls: type[T]) -> type[T]:
     exec(f"def __init__(self, {', '.join(params)}):\n{body}", namespace)
     init = namespace["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
-    cls.__init__ = init  # type: ignore[misc]
+    cls.__init__ = init  # type: ignore[method-assign]
     return cls

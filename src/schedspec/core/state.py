@@ -9,8 +9,8 @@ How it is laid out, and why:
 - The hot facts of a task's current version are packed into one small int, its **cell**: the
   state code in bits 0-2, `CLAIMED` and `CANCEL_REQUESTED` flags, and the remaining-dependency
   count above them. Claims and completions then touch one int per version.
-- `dependents` are the reverse edges, kept exactly: entry `d` is the set of tasks whose current
-  version depends on `d`. A completion touches only its own out-edges (DONE-1).
+- `dependents` are the reverse edges, kept exactly: entry `d` holds the tasks whose current
+  version depends on `d` (see `Edges`). A completion touches only its own out-edges (DONE-1).
 - `ready` is a 64-ary bitmap tree over submission sequence numbers: a set bit means that the
   version with that sequence number is `ready`. Finding the smallest is one word per level, so a
   claim costs O(log64 V) and the claim order is the sequence order (CLAIM-3) by construction.
@@ -57,7 +57,26 @@ WORD_BITS = 64
 WORD_SHIFT = 6
 WORD_MASK = WORD_BITS - 1
 
-EMPTY_SET: immutables.Map[int, None] = immutables.Map()
+# Reverse edges of one task: a tuple while small (cheap to build, cheap for the garbage
+# collector, which dominates at 10^5 tasks and more), a persistent map once it has more than
+# `HUB_EDGES` entries, so that a hub with 10^5 dependents still costs O(log) per added edge.
+Edges = tuple[int, ...] | immutables.Map[int, None]
+EMPTY_EDGES: Edges = ()
+HUB_EDGES = 32
+
+
+def edges_add(edges: Edges, i: int) -> Edges:
+    if isinstance(edges, tuple):
+        if len(edges) < HUB_EDGES:
+            return (*edges, i)
+        return immutables.Map(dict.fromkeys((*edges, i)))
+    return edges.set(i, None)
+
+
+def edges_remove(edges: Edges, i: int) -> Edges:
+    if isinstance(edges, tuple):
+        return tuple(x for x in edges if x != i)
+    return edges.delete(i)
 
 
 @fast_init
@@ -81,7 +100,7 @@ class State:
     generations: PVector[int]
     seqs: PVector[int]
     deps: PVector[tuple[int, ...]]
-    dependents: PVector[immutables.Map[int, None]]
+    dependents: PVector[Edges]
     payloads: PVector[object]
     details: PVector[object]
     by_seq: PVector[int]

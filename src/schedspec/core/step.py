@@ -71,7 +71,7 @@ from .state import (
     CANCELLED,
     CLAIMED,
     CODE_OF,
-    EMPTY_SET,
+    EMPTY_EDGES,
     FAILED,
     PENDING,
     READY,
@@ -85,6 +85,8 @@ from .state import (
     WORD_MASK,
     WORD_SHIFT,
     State,
+    edges_add,
+    edges_remove,
 )
 from .table import PHASE_TRANSITIONS, TRANSITIONS
 from .types import (
@@ -258,7 +260,7 @@ class _Tx:
         self.generations.append(0)
         self.seqs.append(-1)
         self.deps.append(())
-        self.dependents.append(EMPTY_SET)
+        self.dependents.append(EMPTY_EDGES)
         self.payloads.append(None)
         self.details.append(None)
         return i
@@ -492,7 +494,7 @@ def _accept_submit(tx: _Tx, tid: TaskId, deps: tuple[str, ...], payload: object)
         replaced = (Generation(tx.generations[i]), STATE_OF[code])
         # SUB-6: remove the replaced version's reverse edges before registering new ones.
         for d in tx.deps[i]:
-            tx.dependents[d] = tx.dependents[d].delete(i)
+            tx.dependents[d] = edges_remove(tx.dependents[d], i)
         if code == READY:
             tx._ready_clear(tx.seqs[i])
         if code == SUCCEEDED:
@@ -510,7 +512,7 @@ def _accept_submit(tx: _Tx, tid: TaskId, deps: tuple[str, ...], payload: object)
     remaining = 0
     cause: Cause | None = None
     for d in dep_indices:
-        tx.dependents[d] = tx.dependents[d].set(i, None)
+        tx.dependents[d] = edges_add(tx.dependents[d], i)
         dep_code = ABSENT if d == i else tx.code(d)
         if dep_code == SUCCEEDED:
             continue
