@@ -12,17 +12,32 @@ Contenders:
   shell         TaskScheduler.submit_many / ready / complete (locks, tokens, exceptions)
 
 Usage: python benchmarks/lifecycle.py [--sizes 10000,100000,1000000] [--repeat 1]
+       [--gc-threshold N]
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
+import graphlib
 import json
 import random
 import resource
 import subprocess
 import sys
 import time
+
+from schedspec import TaskScheduler
+from schedspec.core import (
+    Claim,
+    Complete,
+    CompleteBatch,
+    Start,
+    Submit,
+    SubmitBatch,
+    initial_state,
+    step,
+)
 
 CONTENDERS = ("graphlib", "core-batch", "core-single", "shell")
 
@@ -37,8 +52,6 @@ def random_dag(n: int, seed: int = 20261202, k: int = 3) -> list[tuple[str, tupl
 
 
 def run_graphlib(tasks: list[tuple[str, tuple[str, ...]]]) -> int:
-    import graphlib
-
     ts: graphlib.TopologicalSorter[str] = graphlib.TopologicalSorter()
     for task_id, deps in tasks:
         ts.add(task_id, *deps)
@@ -52,17 +65,6 @@ def run_graphlib(tasks: list[tuple[str, tuple[str, ...]]]) -> int:
 
 
 def run_core_batch(tasks: list[tuple[str, tuple[str, ...]]]) -> int:
-    from schedspec.core import (
-        Claim,
-        Complete,
-        CompleteBatch,
-        Start,
-        Submit,
-        SubmitBatch,
-        initial_state,
-        step,
-    )
-
     s = initial_state(len(tasks))
     s, _ = step(s, SubmitBatch(tuple(Submit(t, d) for t, d in tasks)))
     s, _ = step(s, Start())
@@ -77,8 +79,6 @@ def run_core_batch(tasks: list[tuple[str, tuple[str, ...]]]) -> int:
 
 
 def run_core_single(tasks: list[tuple[str, tuple[str, ...]]]) -> int:
-    from schedspec.core import Claim, Complete, Start, Submit, initial_state, step
-
     s = initial_state(len(tasks))
     for t, d in tasks:
         s, _ = step(s, Submit(t, d))
@@ -95,8 +95,6 @@ def run_core_single(tasks: list[tuple[str, tuple[str, ...]]]) -> int:
 
 
 def run_shell(tasks: list[tuple[str, tuple[str, ...]]]) -> int:
-    from schedspec import TaskScheduler
-
     def fn(token: object) -> None:
         return None
 
@@ -119,9 +117,11 @@ RUNNERS = {
 }
 
 
-def child(contender: str, n: int) -> None:
+def child(contender: str, n: int, gc_threshold: int) -> None:
     """Run one contender once and print its measurements as JSON."""
     tasks = random_dag(n)
+    if gc_threshold:
+        gc.set_threshold(gc_threshold, *gc.get_threshold()[1:])
     base_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     start = time.perf_counter()
     done = RUNNERS[contender](tasks)
@@ -131,11 +131,11 @@ def child(contender: str, n: int) -> None:
     print(json.dumps({"seconds": seconds, "peak_mb": peak_kb / 1024}))
 
 
-def measure(contender: str, n: int, repeat: int) -> dict[str, float]:
+def measure(contender: str, n: int, repeat: int, gc_threshold: int) -> dict[str, float]:
     best: dict[str, float] | None = None
     for _ in range(repeat):
         out = subprocess.run(
-            [sys.executable, __file__, "--child", contender, str(n)],
+            [sys.executable, __file__, "--child", contender, str(n), str(gc_threshold)],
             check=True,
             capture_output=True,
             text=True,
@@ -160,15 +160,24 @@ def main() -> int:
         default=100_000,
         help="skip core-single above this size (one event per operation is the slow path)",
     )
-    parser.add_argument("--child", nargs=2, metavar=("CONTENDER", "N"), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--gc-threshold",
+        type=int,
+        default=0,
+        help="set the garbage collector's generation-0 threshold for every contender alike "
+        "(0: CPython's default)",
+    )
+    parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child(args.child[0], int(args.child[1]))
+        child(args.child[0], int(args.child[1]), int(args.child[2]))
         return 0
     sizes = [int(x) for x in args.sizes.split(",")]
+    threshold = args.gc_threshold or "default"
+    print(f"python {sys.version.split()[0]}, gc gen-0 threshold {threshold}, best of {args.repeat}")
     contenders = args.contenders.split(",")
     results = {
-        (c, n): measure(c, n, args.repeat)
+        (c, n): measure(c, n, args.repeat, args.gc_threshold)
         for n in sizes
         for c in contenders
         if c != "core-single" or n <= args.single_max

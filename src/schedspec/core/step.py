@@ -476,14 +476,8 @@ def _would_cycle(tx: _Tx, i: int, deps: tuple[str, ...]) -> tuple[TaskId, ...] |
     if path is None:
         return None
     # `path` runs i <- y1 <- ... <- d along dependents; the cycle runs i -> d -> ... -> i.
-    return (
-        tuple(tx.names[v] for v in [i, *reversed(path[1:]), i])
-        if len(path) > 1
-        else (
-            tx.names[i],
-            tx.names[i],
-        )
-    )
+    # A self-dependency gives path [i] and so the cycle [i, i].
+    return tuple(tx.names[v] for v in [i, *reversed(path[1:]), i])
 
 
 def _accept_submit(tx: _Tx, tid: TaskId, deps: tuple[str, ...], payload: object) -> Submitted:
