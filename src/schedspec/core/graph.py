@@ -13,41 +13,50 @@ from collections.abc import Callable, Iterable, Sequence
 Neighbours = Callable[[int], Iterable[int]]
 
 
-def strongly_connected(nodes: Sequence[int], deps: Neighbours) -> list[list[int]]:
-    """Tarjan's algorithm, iteratively. Components come out in reverse topological order."""
-    number: dict[int, int] = {}
-    low: dict[int, int] = {}
-    on_stack: set[int] = set()
+def strongly_connected(nodes: Sequence[int], deps: Neighbours, size: int) -> list[list[int]]:
+    """Tarjan's algorithm, iteratively, over nodes in `range(size)`.
+
+    Components come out in reverse topological order. Lists indexed by node stand in for
+    dicts: the nodes are dense task indices, and this runs once per `start()` over every task.
+    """
+    unseen = -1
+    number = [unseen] * size
+    low = [0] * size
+    on_stack = [False] * size
     stack: list[int] = []
     components: list[list[int]] = []
+    counter = 0
     for root in nodes:
-        if root in number:
+        if number[root] != unseen:
             continue
-        number[root] = low[root] = len(number)
+        number[root] = low[root] = counter
+        counter += 1
         stack.append(root)
-        on_stack.add(root)
+        on_stack[root] = True
         work = [(root, iter(deps(root)))]
         while work:
             v, successors = work[-1]
             for w in successors:
-                if w not in number:
-                    number[w] = low[w] = len(number)
+                if number[w] == unseen:
+                    number[w] = low[w] = counter
+                    counter += 1
                     stack.append(w)
-                    on_stack.add(w)
+                    on_stack[w] = True
                     work.append((w, iter(deps(w))))
                     break
-                if w in on_stack:
-                    low[v] = min(low[v], number[w])
+                if on_stack[w] and number[w] < low[v]:
+                    low[v] = number[w]
             else:
                 work.pop()
                 if work:
                     parent = work[-1][0]
-                    low[parent] = min(low[parent], low[v])
+                    if low[v] < low[parent]:
+                        low[parent] = low[v]
                 if low[v] == number[v]:
                     component: list[int] = []
                     while True:
                         w = stack.pop()
-                        on_stack.discard(w)
+                        on_stack[w] = False
                         component.append(w)
                         if w == v:
                             break

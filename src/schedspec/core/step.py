@@ -546,7 +546,7 @@ def _start(tx: _Tx) -> Reply:
 def _cycles(tx: _Tx, nodes: list[int]) -> Cycles | None:
     """START-2, START-3: one shortest cycle per cyclic component, and who depends on one."""
     deps = tx.deps
-    components = graph.strongly_connected(nodes, lambda v: deps[v])
+    components = graph.strongly_connected(nodes, deps.__getitem__, len(tx.names))
     cyclic = [c for c in components if len(c) > 1 or c[0] in deps[c[0]]]
     if not cyclic:
         return None
