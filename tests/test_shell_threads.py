@@ -11,8 +11,8 @@ from collections import Counter
 import pytest
 
 from schedspec import (
-    CancelledByRequest,
     CancellationToken,
+    CancelledByRequest,
     EnvironmentFault,
     NotClaimedError,
     OutcomeKind,
@@ -75,9 +75,8 @@ def test_claim_4_threads_hammering_one_shell_claim_each_version_at_most_once() -
             counts[TaskState.RUNNING] == 0
             and counts[TaskState.READY] == 0
             and not threads[-1].is_alive()
-        ):
-            if counts[TaskState.PENDING] == 0:
-                break
+        ) and counts[TaskState.PENDING] == 0:
+            break
         time.sleep(0.01)
     stop.set()
     for t in threads:
@@ -139,7 +138,7 @@ def test_close_5_timeout_reports_what_still_runs_and_late_callbacks_still_count(
     s.submit("a", [], _noop)
     s.submit("b", ["a"], _noop)
     s.start()
-    (claim,) = s.ready()
+    (_claim,) = s.ready()
     report = s.close(timeout=0.01)
     assert not report.closed
     assert [(v.task_id, v.generation) for v in report.still_running] == [("a", 1)]

@@ -1,4 +1,4 @@
-"""The `schedspec` command: `demo`, `diagram`, `tlc`.
+"""The `schedspec` command: `demo`, `diagram`.
 
 `demo` runs the real shell and runner on a small build graph: tasks execute in a thread pool,
 one fails and blocks its descendants, one is cancelled while running and confirms it, and the
@@ -128,8 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("demo", help="run the scheduler on a small build graph")
     d = sub.add_parser("diagram", help="print (or --write) spec/diagram.md from the table")
     d.add_argument("--write", type=Path, default=None)
-    sub.add_parser("tlc", help="run TLC on the TLA+ models", add_help=False)
-    args, rest = parser.parse_known_args(argv)
+    args = parser.parse_args(argv)
     console = Console()
     if args.command == "demo":
         return demo(console)
@@ -140,10 +139,6 @@ def main(argv: list[str] | None = None) -> int:
         else:
             sys.stdout.write(text)
         return 0
-    if args.command == "tlc":
-        from . import tlc
-
-        return tlc.main(rest)
     parser.error(f"unknown command {args.command}")
     return 2
 
