@@ -7,8 +7,6 @@ import re
 import sys
 from pathlib import Path
 
-import pytest
-
 from schedspec.cli import diagram
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -65,11 +63,6 @@ def _test_names() -> set[str]:
     return names
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="clause-by-clause tests are not all written yet (issue 2 stays open); strict, so "
-    "this fails loudly once every clause is covered and the mark must go",
-)
 def test_every_clause_is_named_by_a_test() -> None:
     """Every clause id but the documentation-only RESTART clauses has a test naming it."""
     clauses = [c for c in _clause_ids() if not c.startswith("RESTART-")]

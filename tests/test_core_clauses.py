@@ -1,4 +1,4 @@
-"""A first set of clause tests against the pure core (the per-area modules are still to come)."""
+"""Clause tests that drive the pure core directly, across areas (shell tests are per area)."""
 
 from __future__ import annotations
 

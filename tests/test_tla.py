@@ -16,7 +16,7 @@ from functools import cache
 import pytest
 from rich.console import Console
 
-from schedspec import tlc
+from schedspec import cli, tlc
 
 try:
     tlc.jar_path()
@@ -166,7 +166,7 @@ def test_parser_reads_an_action_property_and_a_temporal_violation() -> None:
 
 @needs_tlc
 def test_main_prints_the_table_and_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:
-    assert tlc.main(["MCCycle"]) == 0
+    assert cli.main(["tlc", "MCCycle"]) == 0, "through the `schedspec tlc` command"
     out = capsys.readouterr().out
     assert "MCCycle" in out and "112" in out and "ok" in out
 

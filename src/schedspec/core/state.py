@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import immutables
 from pyrsistent import PVector, pvector
@@ -77,6 +77,19 @@ def edges_remove(edges: Edges, i: int) -> Edges:
     if isinstance(edges, tuple):
         return tuple(x for x in edges if x != i)
     return edges.delete(i)
+
+
+class Facts(NamedTuple):
+    """The facts of one current version (`State.facts`). `remaining` is 0 unless pending."""
+
+    state: TaskState
+    generation: Generation
+    seq: int
+    claimed: bool
+    cancel_requested: bool
+    remaining: int
+    deps: tuple[TaskId, ...]
+    detail: object
 
 
 @fast_init
@@ -137,6 +150,28 @@ class State:
         """The recorded result, error, reason or cause of the current version, else None."""
         i = self.lookup(task_id)
         return None if i is None else self.details[i]
+
+    def facts(self, task_id: TaskId) -> Facts | None:
+        """Everything the core keeps about the current version of `task_id`, or None.
+
+        This is the layout-independent view the explorer and the conformance oracle build
+        their canonical states from: whatever the columns become, these facts stay.
+        """
+        i = self.lookup(task_id)
+        if i is None:
+            return None
+        cell = self.cells[i]
+        names = self.names
+        return Facts(
+            state=STATE_OF[cell & STATE_MASK],
+            generation=Generation(self.generations[i]),
+            seq=self.seqs[i],
+            claimed=bool(cell & CLAIMED),
+            cancel_requested=bool(cell & CANCEL_REQUESTED),
+            remaining=cell >> REMAINING_SHIFT,
+            deps=tuple(names[d] for d in self.deps[i]),
+            detail=self.details[i],
+        )
 
     def task_ids(self) -> Iterator[TaskId]:
         """Submitted task ids in order of their first mention."""
