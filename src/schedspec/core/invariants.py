@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .effects import Claimed, Effect, Transitioned
+from .graph import strongly_connected
 from .state import (
     ABSENT,
     BLOCKED,
@@ -121,12 +122,13 @@ def ReadyIndexMatches(s: State) -> list[str]:
     return problems
 
 
-def ReleasedOnlyWhenDepsSucceeded(s: State) -> list[str]:
+def ReleasedVersionsHaveRealDeps(s: State) -> list[str]:
     """STATE-4: a released version never has an unsubmitted dependency or itself as one.
 
     The full rule (every dependency's current version had succeeded at the release) is a
-    property of the transition, checked by `check_transition`; what one state can show is that
-    no released version depends on something that can never succeed before it.
+    property of the transition, TLA+'s `ReleasedOnlyWhenDepsSucceeded`, checked here by
+    `check_transition`; what one state can show is that no released version depends on
+    something that can never succeed before it.
     """
     problems = []
     for i in _versions(s):
@@ -178,15 +180,35 @@ def NothingQueuedAfterClose(s: State) -> list[str]:
     return problems
 
 
+def GraphValidWhenStarted(s: State) -> list[str]:
+    """START-1, START-2, SUB-9: once started, every current version names only submitted
+    tasks and the graph of current versions has no cycle."""
+    if s.phase is not Phase.STARTED:
+        return []
+    nodes = [i for i in _versions(s) if s.cells[i] & STATE_MASK != ABSENT]
+    problems = [
+        f"{s.names[i]!r} depends on unsubmitted {s.names[d]!r} while started"
+        for i in nodes
+        for d in s.deps[i]
+        if s.cells[d] & STATE_MASK == ABSENT
+    ]
+    for component in strongly_connected(nodes, s.deps.__getitem__, len(s.names)):
+        if len(component) > 1 or component[0] in s.deps[component[0]]:
+            names = sorted(s.names[i] for i in component)
+            problems.append(f"cycle among {names} while started")
+    return problems
+
+
 INVARIANTS: tuple[Callable[[State], list[str]], ...] = (
     TypeOK,
     CountsMatchRecount,
     ReverseEdgesMatch,
     RunningWithinLimit,
     ReadyIndexMatches,
-    ReleasedOnlyWhenDepsSucceeded,
+    ReleasedVersionsHaveRealDeps,
     BlockedHasRootCause,
     NothingQueuedAfterClose,
+    GraphValidWhenStarted,
 )
 
 
