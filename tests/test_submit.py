@@ -395,8 +395,7 @@ def test_sub_9_after_start_a_resubmission_closing_a_cycle_is_rejected_with_it() 
 
 
 def test_sub_9_the_cycle_reported_on_resubmission_starts_at_the_resubmitted_task() -> None:
-    # Ambiguity reported: START-3 would start the path at the member with the smallest sequence
-    # number; the implementation starts it at the task being re-submitted (here `c`, seq 0).
+    # SUB-9 takes the re-submitted task as `t0`, whatever its sequence number.
     sched = build(1, [("c", ()), ("b", ("c",)), ("a", ("b",))])
     with pytest.raises(CycleError) as caught:
         sched.submit("c", ("a",), noop)
@@ -405,6 +404,18 @@ def test_sub_9_the_cycle_reported_on_resubmission_starts_at_the_resubmitted_task
     with pytest.raises(CycleError) as again:
         sched.submit("b", ("a",), noop)
     assert again.value.cycles == [["b", "a", "b"]]
+
+
+def test_sub_9_of_several_shortest_cycles_the_first_in_submitted_order_is_reported() -> None:
+    # Found by the differential test: both `a` and `e` close a 2-cycle through `b`; the first
+    # new dependency in submitted order decides, whatever the reverse edges' order.
+    sched = build(1, [("b", ()), ("e", ("b",)), ("a", ("b",))])
+    with pytest.raises(CycleError) as caught:
+        sched.submit("b", ("a", "e"), noop)
+    assert caught.value.cycles == [["b", "a", "b"]]
+    with pytest.raises(CycleError) as swapped:
+        sched.submit("b", ("e", "a"), noop)
+    assert swapped.value.cycles == [["b", "e", "b"]]
 
 
 def test_sub_10_closing_or_closed_rejects_every_submit() -> None:

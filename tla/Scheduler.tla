@@ -28,9 +28,10 @@ CONSTANTS
     DepChoices,   \* DepChoices[t]: the dependency lists a submission of t may carry, in submitted order
     Limit,        \* max_concurrency (PHASE-2)
     MaxGen,       \* MaxGen[t]: the bound on t's generations (a model bound, not a contract rule)
-    Worker        \* the workers that call ready() and run what they are handed
+    Worker,       \* the workers that call ready() and run what they are handed
+    Moves         \* the optional client moves of the model: a subset of {"Cancel", "Close"}
 
-ASSUME Limit \in Nat /\ MaxGen \in [Task -> Nat \ {0}]
+ASSUME Limit \in Nat /\ MaxGen \in [Task -> Nat \ {0}] /\ Moves \subseteq {"Cancel", "Close"}
 ASSUME \A t \in Task : DepChoices[t] /= {} /\
          \A ds \in DepChoices[t] : \A i, j \in DOMAIN ds : i /= j => ds[i] /= ds[j]  \* SUB-2
 
@@ -321,24 +322,25 @@ ConfirmCancel(m) ==
 (* Cancel: cancel(t) on the current version.  Pending or ready: cancelled,  *)
 (* pending descendants blocked (CANCEL-1, CANCEL-2).  Running: only the     *)
 (* request is recorded, once (CANCEL-3).  Terminal, or a stale generation:  *)
-(* nothing changes (CANCEL-5), a stuttering step.                           *)
+(* nothing changes (CANCEL-5), a stuttering step.  An optional move of a   *)
+(* model, like Close: enabled only when its name is in Moves.               *)
 (***************************************************************************)
 Cancel(t) ==
-    \/ /\ Cur(t) \in Queued
-       /\ LET st1 == [CurStates EXCEPT ![t] = CANCELLED]
-              down == PendingReach(dependents, st1, {t}, {})
-          IN /\ vstate' = SetCur(SetCur(vstate, {t}, CANCELLED), down, BLOCKED)
-             /\ cause' = SetCause(cause, down, <<t, gen[t], CANCELLED>>)
-             /\ remaining' = ZeroCount(remaining, down \cup {t})
-             /\ readySeqs' = readySeqs \ {seq[t]}
-             /\ UNCHANGED <<phase, gen, deps, dependents, seq, nextSeq, running, cancelReq,
-                            claims, inflight>>
-    \/ /\ Cur(t) = RUNNING
-       /\ <<t, gen[t]>> \notin cancelReq
-       /\ cancelReq' = cancelReq \cup {<<t, gen[t]>>}
-       /\ inflight' = inflight \cup {[kind |-> "ConfirmCancel", task |-> t, gen |-> gen[t]]}
-       /\ UNCHANGED <<phase, gen, vstate, deps, remaining, dependents, seq, nextSeq,
-                      readySeqs, running, cause, claims>>
+    /\ "Cancel" \in Moves
+    /\ Cur(t) \in Queued \/ (Cur(t) = RUNNING /\ <<t, gen[t]>> \notin cancelReq)
+    /\ IF Cur(t) \in Queued
+       THEN LET st1 == [CurStates EXCEPT ![t] = CANCELLED]
+                down == PendingReach(dependents, st1, {t}, {})
+            IN /\ vstate' = SetCur(SetCur(vstate, {t}, CANCELLED), down, BLOCKED)
+               /\ cause' = SetCause(cause, down, <<t, gen[t], CANCELLED>>)
+               /\ remaining' = ZeroCount(remaining, down \cup {t})
+               /\ readySeqs' = readySeqs \ {seq[t]}
+               /\ UNCHANGED <<phase, gen, deps, dependents, seq, nextSeq, running, cancelReq,
+                              claims, inflight>>
+       ELSE /\ cancelReq' = cancelReq \cup {<<t, gen[t]>>}
+            /\ inflight' = inflight \cup {[kind |-> "ConfirmCancel", task |-> t, gen |-> gen[t]]}
+            /\ UNCHANGED <<phase, gen, vstate, deps, remaining, dependents, seq, nextSeq,
+                           readySeqs, running, cause, claims>>
 
 (***************************************************************************)
 (* Close: close() on an OPEN or STARTED scheduler moves it to CLOSING and   *)
@@ -347,6 +349,7 @@ Cancel(t) ==
 (* On a closing or closed scheduler it changes nothing (CLOSE-4).           *)
 (***************************************************************************)
 Close ==
+    /\ "Close" \in Moves
     /\ phase \in {OPEN, STARTED}
     /\ LET queued == {t \in Submitted : Cur(t) \in Queued}
        IN /\ vstate' = SetCur(vstate, queued, CANCELLED)
@@ -357,27 +360,32 @@ Close ==
                    inflight>>
 
 -----------------------------------------------------------------------------
-\* The scheduler's callbacks, as a worker delivers them: any message in flight, any time.
-Deliver(m) == Complete(m) \/ Fail(m) \/ ConfirmCancel(m)
-
-\* The client's operations.
-Client ==
+(***************************************************************************)
+(* Next: the client's operations (submit, start, cancel, close), the        *)
+(* workers' claims, and the delivery of any callback in flight, at any time. *)
+(* Every action is a disjunct of its own, quantified over constant sets     *)
+(* only, so that TLC splits Next into its actions and labels each step of a *)
+(* dumped state graph with the action's name, which is the name of the      *)
+(* core's event class (the explorer compares labelled transitions).         *)
+(***************************************************************************)
+Next ==
     \/ \E t \in Task : \E ds \in DepChoices[t] : Submit(t, ds)
     \/ Start
-    \/ \E t \in Submitted : Cancel(t)
+    \/ \E w \in Worker, n \in 1..Limit : Claim(w, n)
+    \/ \E m \in Msg : Complete(m)
+    \/ \E m \in Msg : Fail(m)
+    \/ \E m \in Msg : ConfirmCancel(m)
+    \/ \E t \in Task : Cancel(t)
     \/ Close
 
-Next ==
-    \/ Client
-    \/ \E w \in Worker, n \in 1..Limit : Claim(w, n)
-    \/ \E m \in inflight : Deliver(m)
+\* A callback that would change something is delivered in the end.
+Deliver(m) == Complete(m) \/ Fail(m) \/ ConfirmCancel(m)
 
 \* Weak fairness of claiming (some worker keeps asking while work and slots are there) and
-\* of the workers' callbacks (a callback that would change something is delivered in the
-\* end); the client (submit, start, cancel, close) owes nothing.
+\* of the workers' callbacks; the client (submit, start, cancel, close) owes nothing.
 Fairness ==
     /\ WF_vars(\E w \in Worker, n \in 1..Limit : Claim(w, n))
-    /\ WF_vars(\E m \in inflight : Deliver(m))
+    /\ WF_vars(\E m \in Msg : Deliver(m))
 
 Spec == Init /\ [][Next]_vars /\ Fairness
 

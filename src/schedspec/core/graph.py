@@ -64,11 +64,14 @@ def strongly_connected(nodes: Sequence[int], deps: Neighbours, size: int) -> lis
     return components
 
 
-def shortest_cycle(start: int, members: set[int], deps: Neighbours) -> list[int]:
-    """A shortest cycle `[start, ..., start]` inside `members`, each node depending on the next.
+def shortest_cycle(
+    start: int, deps: Neighbours, members: set[int] | None = None
+) -> list[int] | None:
+    """A shortest cycle `[start, ..., start]`, each node depending on the next, or None.
 
-    Breadth-first from `start` along dependencies in their given order (START-3). The caller
-    guarantees that such a cycle exists.
+    Breadth-first from `start` along dependencies in their given order, so among several
+    shortest cycles the first found in that order is returned (START-3, SUB-9). With `members`,
+    the search stays inside that set (a strongly connected component).
     """
     parent: dict[int, int] = {}
     queue = deque([start])
@@ -82,10 +85,10 @@ def shortest_cycle(start: int, members: set[int], deps: Neighbours) -> list[int]
                 path.reverse()
                 path.append(start)
                 return path
-            if w in members and w not in parent:
+            if (members is None or w in members) and w not in parent:
                 parent[w] = v
                 queue.append(w)
-    raise AssertionError(f"no cycle through {start}")
+    return None
 
 
 def reachable(sources: Iterable[int], successors: Neighbours) -> set[int]:
@@ -99,25 +102,3 @@ def reachable(sources: Iterable[int], successors: Neighbours) -> set[int]:
                 seen.add(w)
                 queue.append(w)
     return seen
-
-
-def path_to_any(start: int, targets: set[int], successors: Neighbours) -> list[int] | None:
-    """A shortest path `[start, ..., t]` to some `t` in `targets`, or None (breadth-first)."""
-    if start in targets:
-        return [start]
-    parent: dict[int, int] = {start: start}
-    queue = deque([start])
-    while queue:
-        v = queue.popleft()
-        for w in successors(v):
-            if w in parent:
-                continue
-            parent[w] = v
-            if w in targets:
-                path = [w]
-                while path[-1] != start:
-                    path.append(parent[path[-1]])
-                path.reverse()
-                return path
-            queue.append(w)
-    return None

@@ -5,16 +5,16 @@ the explorer and a debug run of the shell can all report every broken rule at on
 recompute from the forward edges what the core keeps incrementally, which is the point: the
 incremental bookkeeping is checked against its meaning.
 
-`validate_state` runs them all. Properties of transitions and histories (at most one claim per
-version, terminal states never change, a stale callback changes nothing) are checked by the
-callers that keep the history: `check_transition` here covers one step.
+`validate_state` runs them all; `check_transition` runs every property of one step
+(`PROPERTIES`, named like the TLA+ action properties). Properties of whole histories (at most
+one claim per version, ever) are checked by the callers that keep the history.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from .effects import Claimed, Effect, Transitioned
+from .effects import Answered, Claimed, Effect, Rejected, Submitted, Transitioned
 from .graph import strongly_connected
 from .state import (
     ABSENT,
@@ -33,7 +33,7 @@ from .state import (
     TERMINAL_CODES,
     State,
 )
-from .types import Cause, Phase, TaskState
+from .types import Cause, OutcomeKind, Phase, TaskState
 
 
 def _versions(s: State) -> range:
@@ -217,27 +217,34 @@ def validate_state(s: State) -> list[str]:
     return [f"{inv.__name__}: {p}" for inv in INVARIANTS for p in inv(s)]
 
 
-def check_transition(before: State, after: State, effects: tuple[Effect, ...]) -> list[str]:
-    """Properties of one step: terminal states never change (STATE-3), only legal moves happen,
-    a claim moves only ready versions, and the notifications tell every change."""
+# Properties of one step, named like the TLA+ action properties where one corresponds. Each takes
+# the state before, the state after and the effects of the step. Properties of whole histories
+# (a version is claimed at most once, ever) are checked by callers that keep the history: the
+# explorer's `ClaimedAtMostOnce`, the differential test's claim counts.
+
+Property = Callable[[State, State, tuple[Effect, ...]], list[str]]
+
+
+def TerminalNeverChanges(before: State, after: State, effects: tuple[Effect, ...]) -> list[str]:
+    """STATE-3: a terminal version never changes state while it stays current."""
     problems = []
     for i in range(len(before.names)):
         old, new = before.cells[i] & STATE_MASK, after.cells[i] & STATE_MASK
         same_version = before.generations[i] == after.generations[i]
-        if same_version and old in TERMINAL_CODES and old != ABSENT and new != old:
+        if same_version and old in TERMINAL_CODES and new != old:
             problems.append(f"terminal {before.names[i]!r} moved from {STATE_OF[old]}")
-    told = {(e.task_id, e.generation) for e in effects if isinstance(e, Transitioned)}
-    for i in range(len(after.names)):
-        name = after.names[i]
-        was = (
-            (before.generations[i], before.cells[i] & STATE_MASK)
-            if i < len(before.names)
-            else (0, ABSENT)
-        )
-        now = (after.generations[i], after.cells[i] & STATE_MASK)
-        if was != now and (name, after.generations[i]) not in told:
-            problems.append(f"{name!r} changed {was} -> {now} without a notification")
+    return problems
+
+
+def ReleasedOnlyWhenDepsSucceeded(
+    before: State, after: State, effects: tuple[Effect, ...]
+) -> list[str]:
+    """STATE-4, DONE-1: a version released in this step has every dependency's current version
+    succeeded after it; a claim takes only versions that were ready (CLAIM-3)."""
+    problems = []
     for e in effects:
+        # A new version's readiness is decided from its dependencies at submission, and a
+        # later member of a batch may already have replaced it; releases are checked here.
         if isinstance(e, Transitioned) and e.target is TaskState.READY and e.source is not None:
             i = after.index[e.task_id]
             unmet = [
@@ -251,3 +258,69 @@ def check_transition(before: State, after: State, effects: tuple[Effect, ...]) -
                 if j is None or before.cells[j] & STATE_MASK != READY:
                     problems.append(f"claimed {g.task_id!r} which was not ready")
     return problems
+
+
+def NothingClaimedOrSubmittedAfterClose(
+    before: State, after: State, effects: tuple[Effect, ...]
+) -> list[str]:
+    """CLOSE-1, SUB-10, CLAIM-1: once closing, nothing is submitted or claimed, and the phase
+    never goes back."""
+    if before.phase not in (Phase.CLOSING, Phase.CLOSED):
+        return []
+    problems = []
+    for e in effects:
+        if isinstance(e, Claimed) and e.grants:
+            problems.append(f"claimed {[g.task_id for g in e.grants]} while {before.phase}")
+        if isinstance(e, Submitted):
+            problems.append(f"accepted a submission of {e.task_id!r} while {before.phase}")
+    if after.phase not in (Phase.CLOSING, Phase.CLOSED) or (
+        before.phase is Phase.CLOSED and after.phase is not Phase.CLOSED
+    ):
+        problems.append(f"phase went back from {before.phase} to {after.phase}")
+    return problems
+
+
+def StaleCallbackReleasesNothing(
+    before: State, after: State, effects: tuple[Effect, ...]
+) -> list[str]:
+    """DONE-4, DONE-5, SUB-3: a stale or duplicate callback, and any rejected event, returns
+    the very same state and reports no change."""
+    reply = effects[0] if effects else None
+    settled = isinstance(reply, Rejected) or (
+        isinstance(reply, Answered)
+        and reply.outcome.kind in (OutcomeKind.STALE_GENERATION, OutcomeKind.ALREADY_TERMINAL)
+    )
+    if settled and (after is not before or len(effects) > 1):
+        return [f"{type(reply).__name__} {reply} changed the state or reported a change"]
+    return []
+
+
+def EveryChangeNotified(before: State, after: State, effects: tuple[Effect, ...]) -> list[str]:
+    """EFFECT-2: every version that changed state or was replaced has a notification."""
+    told = {(e.task_id, e.generation) for e in effects if isinstance(e, Transitioned)}
+    problems = []
+    for i in range(len(after.names)):
+        name = after.names[i]
+        was = (
+            (before.generations[i], before.cells[i] & STATE_MASK)
+            if i < len(before.names)
+            else (0, ABSENT)
+        )
+        now = (after.generations[i], after.cells[i] & STATE_MASK)
+        if was != now and (name, after.generations[i]) not in told:
+            problems.append(f"{name!r} changed {was} -> {now} without a notification")
+    return problems
+
+
+PROPERTIES: tuple[Property, ...] = (
+    TerminalNeverChanges,
+    ReleasedOnlyWhenDepsSucceeded,
+    NothingClaimedOrSubmittedAfterClose,
+    StaleCallbackReleasesNothing,
+    EveryChangeNotified,
+)
+
+
+def check_transition(before: State, after: State, effects: tuple[Effect, ...]) -> list[str]:
+    """Every property of one step, each violation prefixed by the property's name."""
+    return [f"{p.__name__}: {v}" for p in PROPERTIES for v in p(before, after, effects)]

@@ -470,14 +470,15 @@ def _submit(tx: _Tx, ev: Submit) -> Reply:
 
 
 def _would_cycle(tx: _Tx, i: int, deps: tuple[str, ...]) -> tuple[TaskId, ...] | None:
-    """The cycle a new version of task `i` with `deps` would close, as a path (SUB-9)."""
-    targets = {tx.index[TaskId(d)] for d in deps}
-    path = graph.path_to_any(i, targets, lambda v: tx.sorted_by_seq(list(tx.dependents[v])))
-    if path is None:
-        return None
-    # `path` runs i <- y1 <- ... <- d along dependents; the cycle runs i -> d -> ... -> i.
-    # A self-dependency gives path [i] and so the cycle [i, i].
-    return tuple(tx.names[v] for v in [i, *reversed(path[1:]), i])
+    """The cycle a new version of task `i` with `deps` would close, as a path (SUB-9).
+
+    The same rule as START-3 with `i` as `t0`: a shortest cycle through `i`, breadth-first
+    along the new version's dependencies and then the current versions' ones, in submitted
+    order. A self-dependency gives `[i, i]`.
+    """
+    new_deps = tuple(tx.index[TaskId(d)] for d in deps)
+    cycle = graph.shortest_cycle(i, lambda v: new_deps if v == i else tx.deps[v])
+    return None if cycle is None else tuple(tx.names[v] for v in cycle)
 
 
 def _accept_submit(tx: _Tx, tid: TaskId, deps: tuple[str, ...], payload: object) -> Submitted:
@@ -554,13 +555,19 @@ def _cycles(tx: _Tx, nodes: list[int]) -> Cycles | None:
     starts = [(min(c, key=lambda v: seqs[v]), set(c)) for c in cyclic]
     starts.sort(key=lambda pair: seqs[pair[0]])
     paths = tuple(
-        tuple(tx.names[v] for v in graph.shortest_cycle(t0, members, lambda v: deps[v]))
+        tuple(tx.names[v] for v in _cycle_in(t0, members, deps.__getitem__))
         for t0, members in starts
     )
     in_cycles = set().union(*(members for _, members in starts))
     downstream = graph.reachable(in_cycles, lambda v: tx.dependents[v]) - in_cycles
     unexecutable = tuple(tx.names[v] for v in tx.sorted_by_seq(list(downstream)))
     return Cycles(paths, unexecutable)
+
+
+def _cycle_in(t0: int, members: set[int], deps: graph.Neighbours) -> list[int]:
+    cycle = graph.shortest_cycle(t0, deps, members)
+    assert cycle is not None, "a cyclic component has a cycle through each member"
+    return cycle
 
 
 def _claim(tx: _Tx, ev: Claim) -> Reply:
