@@ -1,13 +1,16 @@
-"""`schedspec tlc [CONFIG ...] [--full]`: run TLC on the TLA+ models in `tla/` and report.
+"""`schedspec tlc [SCOPE ...] [--full]`: run TLC on the TLA+ models of the scopes and report.
 
-How it works. Each model is a pair `tla/MC<name>.tla` (constants, symmetry) and
-`tla/MC<name>.cfg` (what to check). `run_tlc` runs TLC from `tla2tools.jar` on one pair in a
-fresh temporary directory (its `-metadir`, and Java's temp dir, where TLC unpacks the standard
-modules), so nothing is left in the repository, then parses TLC's text output (this TLC build
-has no machine-readable trace output) into a `TlcResult`: state counts, depth, time, the name
-of the violated invariant or property, and the counterexample trace. `main` runs the small
-models (and with `--full` the nightly one), prints a table with `rich` and, for a violation,
-the trace as a list of steps showing only the variables each step changed.
+How it works. Each scope of `models/` has a TLC model, the pair `tla/models/MC<Name>.tla`
+(constants, symmetry) and `MC<Name>.cfg` (what to check), generated from the scope file by
+`schedspec models --write` (`explore.scope`). `run_tlc` runs TLC from `tla2tools.jar` on one
+pair in a fresh temporary directory (its `-metadir`, and Java's temp dir, where TLC unpacks the
+standard modules), so nothing is left in the repository, then parses TLC's text output (this
+TLC build has no machine-readable trace output) into a `TlcResult`: state counts, depth, time,
+the name of the violated invariant or property, and the counterexample trace. With `dump_dot`
+it also writes TLC's whole state graph (`-dump dot,actionlabels`), which the explorer compares
+with its own (`explore.agree`). `main` runs the default scopes' models (and with `--full` all),
+prints a table with `rich` and, for a violation, the trace as a list of steps showing only the
+variables each step changed.
 
 A mutant (`tla/mutants/*.toml`) is a small edit of `Scheduler.tla` with the name of the one
 invariant or property it must break; `run_mutant` applies it in a temporary copy and runs the
@@ -36,8 +39,7 @@ from rich.console import Console
 from rich.table import Table
 
 TLA_DIR = Path(__file__).resolve().parent.parent.parent / "tla"
-SMALL_MODELS = ("MCChain", "MCDiamond", "MCFan", "MCCycle", "MCRewire")
-FULL_MODELS = ("MCNightly",)
+MODELS_DIR = TLA_DIR / "models"
 WORKERS_DEFAULT = 2
 
 _GENERATED = re.compile(r"([\d,]+) states generated, ([\d,]+) distinct states found")
@@ -106,12 +108,17 @@ def java_path() -> str:
 
 
 def resolve_config(name: str) -> Path:
-    """`MCChain`, `MCChain.cfg` or a path to a .cfg file, as the path of the .cfg file."""
+    """A scope name (`chain`), a model name (`MCChain`, `MCChain.cfg`) or a path to a .cfg
+    file, as the path of the .cfg file."""
     candidate = Path(name)
     if candidate.suffix != ".cfg":
         candidate = candidate.with_suffix(".cfg")
     if not candidate.is_file() and not candidate.is_absolute():
-        candidate = TLA_DIR / candidate
+        from .explore.scope import module_name
+
+        stem = candidate.stem
+        module = stem if stem.startswith("MC") else module_name(stem)
+        candidate = MODELS_DIR / f"{module}.cfg"
     if not candidate.is_file():
         raise FileNotFoundError(f"no TLC configuration {name!r} (looked for {candidate})")
     if not candidate.with_suffix(".tla").is_file():
@@ -120,11 +127,16 @@ def resolve_config(name: str) -> Path:
 
 
 def run_tlc(
-    config_path: Path | str, workers: int = WORKERS_DEFAULT, timeout_s: float | None = None
+    config_path: Path | str,
+    workers: int = WORKERS_DEFAULT,
+    timeout_s: float | None = None,
+    dump_dot: Path | None = None,
 ) -> TlcResult:
     """Run TLC on `config_path` (and the module of the same name beside it) and parse it.
 
-    Deadlock checking is off: a closed scheduler has nothing left to do, by design.
+    Deadlock checking is off: a closed scheduler has nothing left to do, by design (the
+    explorer checks deadlock in its own sense: work remains but nothing can move). With
+    `dump_dot`, TLC writes its state graph there, each edge labelled with its action.
     """
     config = resolve_config(str(config_path))
     command_prefix = [java_path(), "-XX:+UseParallelGC"]
@@ -133,8 +145,8 @@ def run_tlc(
         command = [
             *command_prefix,
             f"-Djava.io.tmpdir={scratch}",
-            # Models outside tla/ (tla/mutants/) find Scheduler.tla here; a module beside the
-            # model (a mutated copy) is found first.
+            # Models outside tla/ (tla/models/, a mutant's copy) find Scheduler.tla here; a
+            # module beside the model (a mutated copy) is found first.
             f"-DTLA-Library={TLA_DIR}",
             "-cp",
             str(jar),
@@ -144,6 +156,7 @@ def run_tlc(
             str(workers),
             "-metadir",
             str(Path(scratch) / "states"),
+            *(() if dump_dot is None else ("-dump", "dot,actionlabels", str(dump_dot))),
             "-config",
             config.name,
             config.with_suffix(".tla").name,
@@ -320,7 +333,7 @@ def mutate(spec: str, mutant: Mutant) -> str:
 def run_mutant(path: Path, workers: int = WORKERS_DEFAULT) -> tuple[Mutant, TlcResult]:
     """Run TLC on the mutated spec with the mutant's model, in a temporary directory."""
     mutant = load_mutant(path)
-    model = TLA_DIR / mutant.model
+    model = resolve_config(mutant.model).with_suffix("")
     with tempfile.TemporaryDirectory(prefix="schedspec-mutant-") as scratch:
         work = Path(scratch)
         spec = (TLA_DIR / "Scheduler.tla").read_text()
@@ -332,15 +345,16 @@ def run_mutant(path: Path, workers: int = WORKERS_DEFAULT) -> tuple[Mutant, TlcR
 
 
 def main(argv: list[str]) -> int:
-    """`schedspec tlc [CONFIG ...] [--full] [--workers N]`; non-zero when any model fails."""
+    """`schedspec tlc [SCOPE ...] [--full] [--workers N]`; non-zero when any model fails."""
+    from .explore.scope import scopes
+
     parser = argparse.ArgumentParser(prog="schedspec tlc", description=__doc__.splitlines()[0])
-    parser.add_argument("configs", nargs="*", help="models to check (default: the small ones)")
-    parser.add_argument("--full", action="store_true", help="also check the nightly model")
+    parser.add_argument("configs", nargs="*", help="scopes or models (default: the default ones)")
+    parser.add_argument("--full", action="store_true", help="every scope, not only the default")
     parser.add_argument("--workers", type=int, default=WORKERS_DEFAULT, help="TLC workers")
     args = parser.parse_args(argv)
-    names: list[str] = list(args.configs) or list(SMALL_MODELS)
-    if args.full:
-        names += [n for n in FULL_MODELS if n not in names]
+    every = scopes()
+    names: list[str] = list(args.configs) or [s.name for s in every if s.default or args.full]
     console = Console()
     results: list[TlcResult] = []
     try:

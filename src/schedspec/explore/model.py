@@ -1,0 +1,120 @@
+"""The explored machine: the real core, driven by an adversarial environment within a scope.
+
+A `Node` is one state of the explorer: the core's immutable state plus the claim history, which
+the core does not keep and the environment needs: which worker holds which version, and whether
+that version's cancellation was requested. A worker never forgets a version it was handed, so it
+may deliver any callback for it at any time: now, later, twice, or after the task was
+re-submitted. That is the whole adversary, and it is the one of `tla/Scheduler.tla`, where the
+callbacks in flight are never removed.
+
+`moves(scope, node)` lists every event the environment may send in a node; `apply` runs one
+through the real `step` (or a mutant's, for the broken-variant tests) and returns the next node,
+or the same node when the core changed nothing. Moves are labelled with the event class name,
+which is also the name of the TLA+ action, so labelled transitions can be compared with TLC's.
+
+Moves, as in `Next` of the TLA+ spec:
+- `Submit(t, ds)` for each dependency list of `t` while `t` has generations left;
+- `Start()`;
+- `Claim(n)` by each worker, for `n` in `1..limit`;
+- `Complete` and `Fail` for every version in the claim history, `ConfirmCancel` for those whose
+  cancellation was requested (TLA+: the messages in flight);
+- `Cancel(t)` for every submitted task and, for every older generation, `Cancel(t, g)` (a stale
+  cancel, which must change nothing), when the scope enables cancel;
+- `Close()` when the scope enables close.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..core import events as ev
+from ..core import step as core_step
+from ..core.effects import CancelRequested, Claimed, Effect
+from ..core.state import State, initial_state
+from .checks import ClaimRecord
+from .scope import Scope
+
+Step = Callable[[State, ev.Event], tuple[State, tuple[Effect, ...]]]
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    """One explorer state. `claims` is sorted, so equal histories are equal tuples."""
+
+    core: State
+    claims: tuple[ClaimRecord, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """One event the environment sends; `worker` is the claiming or delivering worker."""
+
+    label: str
+    event: ev.Event
+    worker: str | None = None
+
+    def describe(self) -> str:
+        e = self.event
+        match e:
+            case ev.Submit():
+                text = f"Submit({e.task_id!r}, {list(e.deps)!r})"  # type: ignore[call-overload]
+            case ev.Claim():
+                text = f"Claim(max_tasks={e.max_tasks})"
+            case ev.Complete() | ev.Fail() | ev.ConfirmCancel():
+                text = f"{self.label}({e.task_id!r}, {e.generation})"
+            case ev.Cancel():
+                generation = "" if e.generation is None else f", {e.generation}"
+                text = f"Cancel({e.task_id!r}{generation})"
+            case _:
+                text = f"{self.label}()"
+        return text if self.worker is None else f"{text} by {self.worker}"
+
+
+def initial(scope: Scope) -> Node:
+    return Node(initial_state(scope.limit), ())
+
+
+def moves(scope: Scope, node: Node) -> list[Move]:
+    """Every move of the environment in `node`, in a fixed order (so traces are stable)."""
+    core = node.core
+    found: list[Move] = []
+    for t in scope.tasks:
+        generation = core.generation_of(t)  # type: ignore[arg-type]
+        if (generation or 0) < scope.max_gen[t]:
+            found += [Move("Submit", ev.Submit(t, ds)) for ds in scope.dep_choices[t]]
+    found.append(Move("Start", ev.Start()))
+    for w in scope.workers:
+        found += [Move("Claim", ev.Claim(n), w) for n in range(1, scope.limit + 1)]
+    for t, g, w, requested in node.claims:
+        found.append(Move("Complete", ev.Complete(t, g), w))
+        found.append(Move("Fail", ev.Fail(t, g), w))
+        if requested:
+            found.append(Move("ConfirmCancel", ev.ConfirmCancel(t, g), w))
+    if "Cancel" in scope.moves:
+        for t in core.task_ids():
+            found.append(Move("Cancel", ev.Cancel(t)))
+            current = core.generation_of(t) or 0
+            found += [Move("Cancel", ev.Cancel(t, g)) for g in range(1, current)]
+    if "Close" in scope.moves:
+        found.append(Move("Close", ev.Close()))
+    return found
+
+
+def apply(node: Node, move: Move, step: Step = core_step) -> tuple[Node, tuple[Effect, ...]]:
+    """Send one move to the core; the same `node` comes back when nothing changed."""
+    after, effects = step(node.core, move.event)
+    if after is node.core:
+        return node, effects
+    claims = node.claims
+    for effect in effects:
+        if isinstance(effect, Claimed) and effect.grants:
+            assert move.worker is not None
+            added = [(g.task_id, int(g.generation), move.worker, False) for g in effect.grants]
+            claims = tuple(sorted((*claims, *added)))
+        elif isinstance(effect, CancelRequested):
+            claims = tuple(
+                (t, g, w, requested or (t, g) == (effect.task_id, effect.generation))
+                for t, g, w, requested in claims
+            )
+    return Node(after, claims), effects

@@ -1,0 +1,298 @@
+"""Breadth-first exploration of a scope over the real core, with every check.
+
+How it works. Nodes are numbered in the order they are found; for each, the search keeps its
+parent's number and the position of the move that reached it in `moves(parent)`, nothing more:
+a trace is rebuilt by replaying those moves from the initial node (the core is pure, so the
+replay is exact). Breadth-first order makes the first violation found a shortest one.
+
+Every move of every expanded node is sent to the core, including the moves that change nothing
+(stale and duplicate callbacks, refused submissions), and every transition property is checked
+on it; every new node is checked against every state invariant. Labelled edges between distinct
+nodes are kept in flat arrays (source, label, target), deduplicated per source, for the graph
+properties (`Deadlock`, `AllVersionsCanFinish`, `ClosingCanClose`, decided by backward
+reachability once the graph is complete) and for the comparison with TLC.
+
+With `reduce=True` the scope's symmetries (`canon.automorphisms`) identify each node with its
+orbit representative; the node kept for expansion is the first member of its orbit found, and
+traces replay the concrete moves, so a counterexample is always a real run of the core.
+"""
+
+from __future__ import annotations
+
+import time
+from array import array
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..core.effects import Effect
+from ..core.invariants import check_transition, validate_state
+from ..core.types import Phase, TaskState
+from . import canon
+from .checks import EXPECTATIONS, ClaimedAtMostOnce, work_remains
+from .model import Move, Node, Step, apply, initial, moves
+from .scope import Scope
+
+LABELS = ("Submit", "Start", "Claim", "Complete", "Fail", "ConfirmCancel", "Cancel", "Close")
+LABEL_CODE = {label: code for code, label in enumerate(LABELS)}
+Progress = Callable[[int, int, int, float], None]  # states, frontier, depth, seconds
+
+
+@dataclass(frozen=True, slots=True)
+class TraceStep:
+    """One step of a counterexample: the move, the core's effects, and the node it reached."""
+
+    move: Move
+    effects: tuple[Effect, ...]
+    node: Node
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    """A broken check: its name, what is wrong, and a shortest trace that shows it.
+
+    For a transition property the last step of the trace is the offending move; for a graph
+    property the trace ends in the node from which the wanted state cannot be reached.
+    """
+
+    check: str
+    kind: str  # "invariant", "property", "graph", "expectation" or "crash"
+    message: str
+    trace: tuple[TraceStep, ...]
+
+
+@dataclass(slots=True)
+class Result:
+    scope: str
+    reduced: bool
+    states: int = 0
+    transitions: int = 0
+    no_op_moves: int = 0
+    depth: int = 0
+    seconds: float = 0.0
+    violation: Violation | None = None
+    complete: bool = True
+    keys: list[canon.Key] = field(default_factory=list, repr=False)
+    edges: tuple[array[int], array[int], array[int]] | None = field(default=None, repr=False)
+
+    @property
+    def passed(self) -> bool:
+        return self.violation is None and self.complete
+
+
+class _Found(Exception):
+    def __init__(self, check: str, kind: str, message: str, index: int, move: int | None) -> None:
+        super().__init__(message)
+        self.check, self.kind, self.message, self.index, self.move = (
+            check,
+            kind,
+            message,
+            index,
+            move,
+        )
+
+
+def explore(
+    scope: Scope,
+    *,
+    reduce: bool = False,
+    step: Step | None = None,
+    keep_keys: bool = False,
+    keep_edges: bool = False,
+    states_max: int | None = None,
+    progress: Progress | None = None,
+) -> Result:
+    """Explore `scope` breadth-first and check everything; stop at the first violation."""
+    from ..core import step as real_step
+
+    stepper: Step = step or real_step
+    group = canon.automorphisms(
+        scope,
+        tasks=reduce and "tasks" in scope.symmetry,
+        workers=reduce and "workers" in scope.symmetry,
+    )
+    result = Result(scope.name, reduce and len(group) > 1)
+    started = time.monotonic()
+    index: dict[canon.Key, int] = {}
+    parent, via, depth = array("l"), array("l"), array("l")
+    finished, closing, closed = bytearray(), bytearray(), bytearray()
+    sources, labels, targets = array("l"), array("b"), array("l")
+    keys: list[canon.Key] = []
+    expectations = [EXPECTATIONS[name] for name in scope.expect]
+
+    def add(node: Node, k: canon.Key, from_index: int, move_position: int) -> int:
+        i = len(parent)
+        index[k] = i
+        parent.append(from_index)
+        via.append(move_position)
+        depth.append(0 if from_index < 0 else depth[from_index] + 1)
+        if keep_keys:
+            keys.append(k)
+        core = node.core
+        counts = core.counts()
+        queued_or_running = counts[TaskState.PENDING] + counts[TaskState.READY]
+        queued_or_running += counts[TaskState.RUNNING]
+        finished.append(queued_or_running == 0 and core.phase is not Phase.CLOSING)
+        closing.append(core.phase is Phase.CLOSING)
+        closed.append(core.phase is Phase.CLOSED)
+        problems = validate_state(core)
+        if problems:
+            name, _, message = problems[0].partition(": ")
+            raise _Found(name, "invariant", message, i, None)
+        for problem in ClaimedAtMostOnce(core, node.claims):
+            raise _Found("ClaimedAtMostOnce", "invariant", problem, i, None)
+        for check in expectations:
+            for problem in check(core):
+                raise _Found(check.__name__, "expectation", problem, i, None)
+        return i
+
+    def canonical_key(node: Node) -> canon.Key:
+        return canon.canonical(scope, canon.key(scope, node), group)
+
+    start_node = initial(scope)
+    frontier: deque[tuple[int, Node]] = deque()
+    try:
+        frontier.append((add(start_node, canonical_key(start_node), -1, -1), start_node))
+        while frontier:
+            i, node = frontier.popleft()
+            seen_edges: set[tuple[int, int]] = set()
+            progressed = False
+            for position, move in enumerate(moves(scope, node)):
+                try:
+                    after, effects = apply(node, move, stepper)
+                except Exception as crash:  # a broken core may raise; the real one never does
+                    message = f"{move.describe()} raised {type(crash).__name__}: {crash}"
+                    raise _Found("EFFECT-1", "crash", message, i, position) from crash
+                problems = check_transition(node.core, after.core, effects)
+                if problems:
+                    name, _, message = problems[0].partition(": ")
+                    raise _Found(name, "property", message, i, position)
+                if after is node:
+                    result.no_op_moves += 1
+                    continue
+                progressed = True
+                k = canonical_key(after)
+                j = index.get(k)
+                if j is None:
+                    j = add(after, k, i, position)
+                    frontier.append((j, after))
+                    if states_max is not None and len(parent) >= states_max:
+                        result.complete = False
+                        frontier.clear()
+                        break
+                    if progress is not None and len(parent) % 20_000 == 0:
+                        progress(len(parent), len(frontier), depth[j], time.monotonic() - started)
+                edge = (LABEL_CODE[move.label], j)
+                if edge not in seen_edges:
+                    seen_edges.add(edge)
+                    sources.append(i)
+                    labels.append(edge[0])
+                    targets.append(j)
+            if not progressed and work_remains(node.core):
+                message = "work remains but no move changes anything"
+                raise _Found("Deadlock", "graph", message, i, None)
+        if result.complete:
+            _check_graph(len(parent), sources, targets, finished, closing, closed, depth)
+    except _Found as found:
+        trace = _replay(scope, stepper, parent, via, found.index, found.move)
+        result.violation = Violation(found.check, found.kind, found.message, trace)
+    result.states = len(parent)
+    result.transitions = len(sources)
+    result.depth = max(depth, default=0)
+    result.seconds = time.monotonic() - started
+    result.keys = keys
+    if keep_edges:
+        result.edges = (sources, labels, targets)
+    if progress is not None:
+        progress(result.states, 0, result.depth, result.seconds)
+    return result
+
+
+def _check_graph(
+    n: int,
+    sources: array[int],
+    targets: array[int],
+    finished: bytearray,
+    closing: bytearray,
+    closed: bytearray,
+    depth: array[int],
+) -> None:
+    """AllVersionsCanFinish and ClosingCanClose, by backward reachability over the edges."""
+    # Reverse adjacency in compressed form: the predecessors of v are
+    # preds[start[v]:start[v + 1]].
+    start = [0] * (n + 1)
+    for t in targets:
+        start[t + 1] += 1
+    for v in range(n):
+        start[v + 1] += start[v]
+    fill = start[:-1].copy()
+    preds = array("l", bytes(8 * len(targets)))
+    for s, t in zip(sources, targets, strict=True):
+        preds[fill[t]] = s
+        fill[t] += 1
+
+    def can_reach(goal: bytearray) -> bytearray:
+        reached = bytearray(goal)
+        queue = deque(v for v in range(n) if goal[v])
+        while queue:
+            v = queue.popleft()
+            for p in preds[start[v] : start[v + 1]]:
+                if not reached[p]:
+                    reached[p] = 1
+                    queue.append(p)
+        return reached
+
+    def shallowest(bad: list[int]) -> int:
+        return min(bad, key=lambda v: (depth[v], v))
+
+    can_finish = can_reach(finished)
+    stuck = [v for v in range(n) if not can_finish[v]]
+    if stuck:
+        raise _Found(
+            "AllVersionsCanFinish",
+            "graph",
+            "from this state no sequence of moves leaves every current version terminal",
+            shallowest(stuck),
+            None,
+        )
+    can_close = can_reach(closed)
+    never_closed = [v for v in range(n) if closing[v] and not can_close[v]]
+    if never_closed:
+        raise _Found(
+            "ClosingCanClose",
+            "graph",
+            "this closing scheduler can never become closed",
+            shallowest(never_closed),
+            None,
+        )
+
+
+def _replay(
+    scope: Scope,
+    step: Step,
+    parent: array[int],
+    via: array[int],
+    index: int,
+    last_move: int | None,
+) -> tuple[TraceStep, ...]:
+    """The moves from the initial node to node `index` (and then `last_move`), replayed."""
+    path = []
+    i = index
+    while parent[i] >= 0:
+        path.append(via[i])
+        i = parent[i]
+    path.reverse()
+    if last_move is not None:
+        path.append(last_move)
+    node = initial(scope)
+    trace = []
+    for position in path:
+        move = moves(scope, node)[position]
+        try:
+            after, effects = apply(node, move, step)
+        except Exception:  # the crash itself: report the move with no effects
+            trace.append(TraceStep(move, (), node))
+            break
+        trace.append(TraceStep(move, effects, after))
+        node = after
+    return tuple(trace)
