@@ -456,6 +456,11 @@ ClaimedAtMostOnce ==
 \* START-1, START-2, SUB-9: once started, the graph of current versions is closed and acyclic.
 GraphValidWhenStarted == phase = STARTED => NoMissing /\ Acyclic
 
+\* An expectation of a scope whose every graph misses a dependency or holds a cycle (the
+\* explorer's `StartRefused`): START-2, SUB-9, start() succeeds only on an empty scheduler,
+\* which then accepts no new id.
+StartRefused == phase = STARTED => Submitted = {}
+
 -----------------------------------------------------------------------------
 (* Properties of transitions, checked by TLC as action properties. *)
 

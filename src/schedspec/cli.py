@@ -1,4 +1,4 @@
-"""The `schedspec` command: `demo`, `diagram`, `tlc`.
+"""The `schedspec` command: `demo`, `diagram`, `tlc`, `verify`, `explore`, `models`.
 
 `demo` runs the real shell and runner on a small build graph: tasks execute in a thread pool,
 one fails and blocks its descendants, one is cancelled while running and confirms it, and the
@@ -125,16 +125,23 @@ def diagram() -> str:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["tlc"]:
-        # `tlc` owns its own arguments (tlc.main); the parser below only lists it.
+        # `tlc` and the explorer's commands own their arguments; the parser below lists them.
         from . import tlc
 
         return tlc.main(argv[1:])
+    if argv[:1] and argv[0] in ("verify", "explore", "models"):
+        from .explore import cli as explore_cli
+
+        return explore_cli.main(argv)
     parser = argparse.ArgumentParser(prog="schedspec", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("demo", help="run the scheduler on a small build graph")
     d = sub.add_parser("diagram", help="print (or --write) spec/diagram.md from the table")
     d.add_argument("--write", type=Path, default=None)
     sub.add_parser("tlc", help="run TLC on the TLA+ models (see `schedspec tlc --help`)")
+    sub.add_parser("verify", help="explore every default scope, run TLC, compare (main job)")
+    sub.add_parser("explore", help="explore one scope of models/ over the real core")
+    sub.add_parser("models", help="list the scopes, or regenerate tla/models/ (--write)")
     args = parser.parse_args(argv)
     console = Console()
     if args.command == "demo":

@@ -227,6 +227,8 @@ Property = Callable[[State, State, tuple[Effect, ...]], list[str]]
 
 def TerminalNeverChanges(before: State, after: State, effects: tuple[Effect, ...]) -> list[str]:
     """STATE-3: a terminal version never changes state while it stays current."""
+    if after is before:
+        return []
     problems = []
     for i in range(len(before.names)):
         old, new = before.cells[i] & STATE_MASK, after.cells[i] & STATE_MASK
@@ -297,6 +299,8 @@ def StaleCallbackReleasesNothing(
 
 def EveryChangeNotified(before: State, after: State, effects: tuple[Effect, ...]) -> list[str]:
     """EFFECT-2: every version that changed state or was replaced has a notification."""
+    if after is before:
+        return []
     told = {(e.task_id, e.generation) for e in effects if isinstance(e, Transitioned)}
     problems = []
     for i in range(len(after.names)):

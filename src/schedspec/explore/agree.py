@@ -25,7 +25,17 @@ from .. import tlc
 from . import canon, search, tladump
 from .scope import Scope, tla_config, tla_module
 
-TLA_VARIABLES = {"phase", "gen", "vstate", "deps", "remaining", "seq", "cause", "claims", "cancelReq"}
+TLA_VARIABLES = {
+    "phase",
+    "gen",
+    "vstate",
+    "deps",
+    "remaining",
+    "seq",
+    "cause",
+    "claims",
+    "cancelReq",
+}
 
 
 def project_tla(scope: Scope, v: dict[str, Any]) -> canon.Projected:
@@ -118,9 +128,7 @@ def compare(scope: Scope, explored: search.Result | None = None) -> Agreement:
         for s, a, t in zip(sources, labels, targets, strict=True)
         if mine[s] != mine[t]
     }
-    their_edges = {
-        (theirs[s], a, theirs[t]) for s, a, t in graph.edges if theirs[s] != theirs[t]
-    }
+    their_edges = {(theirs[s], a, theirs[t]) for s, a, t in graph.edges if theirs[s] != theirs[t]}
     agreement.explorer_states, agreement.tlc_states = len(mine_set), len(theirs_set)
     agreement.explorer_transitions, agreement.tlc_transitions = len(my_edges), len(their_edges)
     agreement.states_agree = mine_set == theirs_set
@@ -140,7 +148,7 @@ def _first_state_difference(
     graph: tladump.StateGraph,
 ) -> list[str]:
     mine_set, theirs_set = set(mine), set(theirs.values())
-    for fingerprint, parent, _label in tladump.breadth_first_paths(graph):
+    for fingerprint, _parent, _label in tladump.breadth_first_paths(graph):
         if theirs[fingerprint] not in mine_set:
             path = _tlc_path(graph, fingerprint)
             lines = ["TLC reaches a state the explorer does not, by:"]
@@ -158,17 +166,17 @@ def _first_state_difference(
 
 def _tlc_path(graph: tladump.StateGraph, target: int) -> list[str]:
     parents: dict[int, tuple[int | None, str | None]] = {}
-    for state, parent, label in tladump.breadth_first_paths(graph):
-        parents[state] = (parent, label)
-        if state == target:
+    for fingerprint, parent, label in tladump.breadth_first_paths(graph):
+        parents[fingerprint] = (parent, label)
+        if fingerprint == target:
             break
     path: list[str] = []
-    state: int | None = target
-    while state is not None:
-        parent, label = parents[state]
+    current: int | None = target
+    while current is not None:
+        parent, label = parents[current]
         if label is not None:
             path.append(label)
-        state = parent
+        current = parent
     return path[::-1]
 
 

@@ -216,7 +216,7 @@ def tla_module(scope: Scope) -> str:
     dashes = "-" * ((76 - len(header)) // 2)
     lines = [
         f"{dashes} {header} {dashes}",
-        f"(* Generated from models/{scope.name}.toml (schedspec models --write); do not edit. *)",
+        f"(* Generated from models/{scope.name}.toml by schedspec models --write; do not edit *)",
     ]
     lines += [f"(* {line} *)" for line in _wrap(scope.description, 72)]
     lines += [
@@ -250,7 +250,7 @@ def tla_config(
     cannot check soundly; a scope asking for both gets liveness and no symmetry."""
     use_symmetry = symmetry and "workers" in scope.symmetry and not scope.liveness
     lines = [
-        f"\\* Generated from models/{scope.name}.toml by `schedspec models --write`; do not edit.",
+        f"\\* Generated from models/{scope.name}.toml by schedspec models --write; do not edit",
         "CONSTANTS",
         "    Task <- MCTask",
         "    DepChoices <- MCDepChoices",
@@ -281,3 +281,29 @@ def _wrap(text: str, width: int) -> list[str]:
     if line:
         lines.append(line.ljust(width))
     return lines
+
+
+def tla_files(scope: Scope) -> dict[str, str]:
+    """The generated TLC model of `scope`: file name -> text (`tla/models/`)."""
+    from .checks import TLA_INVARIANTS, TLA_PROPERTIES
+
+    config = tla_config(scope, invariants=TLA_INVARIANTS, properties=TLA_PROPERTIES)
+    return {f"{scope.module}.tla": tla_module(scope), f"{scope.module}.cfg": config}
+
+
+def write_tla_models(directory: Path = TLA_MODELS_DIR) -> list[Path]:
+    """Regenerate every scope's TLC model in `directory`; remove models of vanished scopes."""
+    directory.mkdir(parents=True, exist_ok=True)
+    wanted: dict[str, str] = {}
+    for scope in scopes():
+        wanted.update(tla_files(scope))
+    for stale in directory.glob("MC*.*"):
+        if stale.name not in wanted:
+            stale.unlink()
+    written = []
+    for name, text in sorted(wanted.items()):
+        path = directory / name
+        if not path.is_file() or path.read_text() != text:
+            path.write_text(text)
+            written.append(path)
+    return written

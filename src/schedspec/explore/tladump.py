@@ -35,7 +35,7 @@ def parse_value(text: str) -> Any:
     """One TLA+ value, as TLC prints it."""
     tokens = _tokens(text)
     value, position = _value(tokens, 0, text)
-    if position != len(tokens):
+    if position != len(tokens) - 1:
         raise DumpError(f"trailing text after a value: {text!r}")
     return value
 
@@ -47,11 +47,13 @@ def _tokens(text: str) -> list[tuple[str, str]]:
     while position < len(text):
         m = _TOKEN.match(text, position)
         if m is None or m.end() == position:
-            raise DumpError(f"cannot read {text[position:position + 40]!r} in {text[:80]!r}")
+            raise DumpError(f"cannot read {text[position : position + 40]!r} in {text[:80]!r}")
         kind = m.lastgroup
         assert kind is not None
         found.append((kind, m.group(kind)))
         position = m.end()
+    # A sentinel, so that a value cut short is reported as such, not as an IndexError.
+    found.append(("end", "<end of value>"))
     return found
 
 
@@ -71,7 +73,7 @@ def _value(tokens: list[tuple[str, str]], i: int, text: str) -> tuple[Any, int]:
         return frozenset(items), i
     if token == "[":
         return _function(tokens, i + 1, text)
-    raise DumpError(f"unexpected {token!r} in {text[:80]!r}")
+    raise DumpError(f"unexpected {token} in {text[:80]!r}")
 
 
 def _items(tokens: list[tuple[str, str]], i: int, close: str, text: str) -> tuple[list[Any], int]:

@@ -1,0 +1,262 @@
+"""`schedspec verify`, `schedspec explore` and `schedspec models`.
+
+`verify` is the project's main job: for every default scope of `models/` (or the ones named,
+or all with `--all`), it explores the scope over the real core with every check, runs TLC on
+the same scope and compares the two state graphs (`agree.compare`); for a scope with
+symmetries it also explores the reduced graph. It prints one table, shows a live progress line
+with states per second on long runs, writes every counterexample to `traces/` as replayable
+JSON and as ITF, and exits non-zero on any violation or disagreement.
+
+`explore SCOPE` runs the explorer alone (with `--reduce`), and `models` lists the scopes or, with
+`--write`, regenerates their TLC models in `tla/models/`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from .. import tlc
+from . import agree, search, trace
+from .checks import GRAPH_PROPERTIES, STATE_INVARIANTS, TRANSITION_PROPERTIES
+from .scope import Scope, ScopeError, find, scopes, write_tla_models
+
+TRACES_DIR = Path("traces")
+
+
+def make_console() -> Console:
+    """A console; when the output is not a terminal (CI logs, files), wide enough for tables."""
+    console = Console()
+    return console if console.is_terminal else Console(width=150)
+
+
+def _selected(names: list[str], every: bool) -> list[Scope]:
+    if names:
+        return [find(n) for n in names]
+    return [s for s in scopes() if s.default or every]
+
+
+@contextmanager
+def _live(console: Console, label: str) -> Iterator[search.Progress]:
+    """A live line: scope, states found, states per second, elapsed time."""
+    columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=True) as bar:
+        task = bar.add_task(label)
+
+        def report(states: int, frontier: int, depth: int, seconds: float) -> None:
+            rate = states / seconds if seconds > 0 else 0.0
+            bar.update(
+                task,
+                description=f"{label}: {states:,} states, depth {depth}, "
+                f"frontier {frontier:,}, {rate:,.0f} states/s",
+            )
+
+        yield report
+
+
+def save_traces(scope: Scope, violation: search.Violation, directory: Path) -> list[Path]:
+    directory.mkdir(parents=True, exist_ok=True)
+    stem = directory / f"{scope.name}-{violation.check}"
+    json_path, itf_path = stem.with_suffix(".json"), stem.with_suffix(".itf.json")
+    json_path.write_text(json.dumps(trace.to_json(scope, violation), indent=1) + "\n")
+    itf_path.write_text(json.dumps(trace.to_itf(scope, violation), indent=1) + "\n")
+    return [json_path, itf_path]
+
+
+def verify(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="schedspec verify", description=__doc__.split("\n")[0])
+    parser.add_argument("scopes", nargs="*", help="scopes of models/ (default: the default ones)")
+    parser.add_argument("--all", action="store_true", help="every scope, the long ones too")
+    parser.add_argument("--no-tlc", action="store_true", help="explore only, no TLC comparison")
+    parser.add_argument("--traces", type=Path, default=TRACES_DIR, help="counterexample dir")
+    parser.add_argument("--json", type=Path, default=None, help="also write the table as JSON")
+    args = parser.parse_args(argv)
+    console = make_console()
+    try:
+        selected = _selected(args.scopes, args.all)
+    except ScopeError as problem:
+        console.print(f"[red]{problem}[/]")
+        return 2
+    use_tlc = not args.no_tlc
+    if use_tlc:
+        try:
+            tlc.jar_path(), tlc.java_path()
+        except tlc.TlcUnavailableError as problem:
+            console.print(f"[red]{problem}[/] (or run with --no-tlc)")
+            return 2
+    checks = len(STATE_INVARIANTS) + len(TRANSITION_PROPERTIES) + len(GRAPH_PROPERTIES)
+    rows, failed = [], False
+    started = time.monotonic()
+    for scope in selected:
+        with _live(console, f"explore {scope.name}") as report:
+            explored = search.explore(scope, keep_keys=use_tlc, keep_edges=use_tlc, progress=report)
+        reduced = None
+        if scope.symmetry and explored.passed:
+            with _live(console, f"explore {scope.name} (reduced)") as report:
+                reduced = search.explore(scope, reduce=True, progress=report)
+        agreement = None
+        if use_tlc and explored.passed:
+            with console.status(f"TLC {scope.name}"):
+                agreement = agree.compare(scope, explored)
+        row = _row(scope, explored, reduced, agreement, checks + len(scope.expect))
+        rows.append(row)
+        for result in (explored, reduced):
+            if result is not None and result.violation is not None:
+                failed = True
+                trace.print_violation(console, scope, result.violation)
+                for path in save_traces(scope, result.violation, args.traces):
+                    console.print(f"  written: {path}")
+        if agreement is not None and not agreement.agrees:
+            failed = True
+            console.print(f"[bold red]{scope.name}: the explorer and TLC disagree[/]")
+            for line in agreement.difference:
+                console.print(f"  {line}", markup=False, highlight=False)
+    _print_table(console, rows, use_tlc)
+    console.print(f"{len(rows)} scopes in {time.monotonic() - started:.1f} s")
+    if args.json is not None:
+        args.json.write_text(json.dumps(rows, indent=1) + "\n")
+    return 1 if failed else 0
+
+
+def _row(
+    scope: Scope,
+    explored: search.Result,
+    reduced: search.Result | None,
+    agreement: agree.Agreement | None,
+    checks: int,
+) -> dict[str, object]:
+    row: dict[str, object] = {
+        "scope": scope.name,
+        "states": explored.states,
+        "transitions": explored.transitions,
+        "depth": explored.depth,
+        "checks": checks,
+        "reduced states": None if reduced is None else reduced.states,
+        "explorer s": round(explored.seconds, 2),
+        "explorer states/s": round(explored.states / max(explored.seconds, 1e-9)),
+        "verdict": "ok" if explored.passed else _verdict(explored),
+    }
+    if reduced is not None and not reduced.passed:
+        row["verdict"] = "reduced: " + _verdict(reduced)
+    if agreement is not None:
+        row |= {
+            "TLC states": agreement.tlc.distinct_states,
+            "projected": agreement.tlc_states,
+            "agree": "yes" if agreement.agrees else "NO",
+            "TLC s": round(agreement.tlc.seconds, 2),
+            "TLC states/s": round((agreement.tlc.distinct_states or 0) / agreement.tlc.seconds),
+        }
+    return row
+
+
+def _verdict(result: search.Result) -> str:
+    if result.violation is not None:
+        return f"{result.violation.check} violated"
+    return "incomplete"
+
+
+def _print_table(console: Console, rows: list[dict[str, object]], use_tlc: bool) -> None:
+    table = Table(title="schedspec verify: explorer over the real core, and TLC")
+    columns = ["scope", "states", "transitions", "depth", "checks", "reduced states"]
+    columns += ["explorer s", "explorer states/s"]
+    if use_tlc:
+        columns += ["TLC states", "projected", "agree", "TLC s", "TLC states/s"]
+    columns.append("verdict")
+    for c in columns:
+        table.add_column(c, justify="left" if c in ("scope", "verdict", "agree") else "right")
+    for row in rows:
+        cells = []
+        for c in columns:
+            value = row.get(c)
+            cells.append(
+                "-" if value is None else f"{value:,}" if isinstance(value, int) else str(value)
+            )
+        table.add_row(*cells)
+    console.print(table)
+
+
+def _cell(value: object) -> str:
+    if value is None:
+        return "-"
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
+def explore(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="schedspec explore", description="explore one scope")
+    parser.add_argument("scope")
+    parser.add_argument("--reduce", action="store_true", help="apply the scope's symmetries")
+    parser.add_argument("--states-max", type=int, default=None)
+    parser.add_argument("--traces", type=Path, default=TRACES_DIR)
+    args = parser.parse_args(argv)
+    console = make_console()
+    try:
+        scope = find(args.scope)
+    except ScopeError as problem:
+        console.print(f"[red]{problem}[/]")
+        return 2
+    with _live(console, f"explore {scope.name}") as report:
+        result = search.explore(
+            scope, reduce=args.reduce, states_max=args.states_max, progress=report
+        )
+    rate = result.states / max(result.seconds, 1e-9)
+    console.print(
+        f"{scope.name}: {result.states:,} states, {result.transitions:,} transitions, "
+        f"{result.no_op_moves:,} moves that changed nothing, depth {result.depth}, "
+        f"{result.seconds:.1f} s ({rate:,.0f} states/s)"
+        + (" [reduced]" if result.reduced else "")
+        + ("" if result.complete else " [stopped at --states-max]")
+    )
+    if result.violation is not None:
+        trace.print_violation(console, scope, result.violation)
+        for path in save_traces(scope, result.violation, args.traces):
+            console.print(f"  written: {path}")
+        return 1
+    return 0 if result.complete else 3
+
+
+def models(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="schedspec models", description="the scopes")
+    parser.add_argument("--write", action="store_true", help="regenerate tla/models/")
+    args = parser.parse_args(argv)
+    console = make_console()
+    if args.write:
+        for path in write_tla_models():
+            console.print(f"written: {path}")
+        return 0
+    table = Table(title="scopes (models/): task(dependency lists)xgenerations")
+    for c in ("scope", "tasks", "limit", "workers", "symmetry", "default"):
+        table.add_column(c)
+    for s in scopes():
+        tasks = " ".join(
+            t
+            + "("
+            + "|".join(",".join(ds) for ds in s.dep_choices[t])
+            + ")"
+            + (f"x{s.max_gen[t]}" if s.max_gen[t] > 1 else "")
+            for t in s.tasks
+        )
+        table.add_row(
+            s.name,
+            tasks,
+            str(s.limit),
+            str(len(s.workers)),
+            ",".join(sorted(s.symmetry)) or "-",
+            "yes" if s.default else "no",
+        )
+    console.print(table)
+    return 0
+
+
+COMMANDS = {"verify": verify, "explore": explore, "models": models}
+
+
+def main(argv: list[str]) -> int:
+    return COMMANDS[argv[0]](argv[1:])

@@ -1,0 +1,215 @@
+"""The explorer (`schedspec.explore`): pinned state spaces, sound reduction, agreement with TLC.
+
+As stateright and tlaplus/Examples do, the number of distinct states and transitions of every
+default scope is pinned: a change of the core, the scopes or the explorer that changes a state
+space fails here and must be accepted on purpose (update the pin, say why in the commit).
+
+Agreement with TLC (same projected states, same labelled transitions) is checked here on the
+scopes TLC finishes in seconds; `schedspec verify` (`make run`) checks it on every default
+scope, and the `slow` tests on every scope.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from schedspec.explore import agree, canon, scope, search, tladump
+from schedspec.explore import cli as explore_cli
+from schedspec.explore.checks import STATE_INVARIANTS, TLA_INVARIANTS, TLA_PROPERTIES
+from test_tla import needs_tlc
+
+# scope -> (states, transitions, depth) without reduction. Change only on purpose.
+PINNED = {
+    "branches": (58_713, 127_547, 16),
+    "capacity-zero": (37, 56, 5),
+    "chain": (10_694, 16_225, 18),
+    "cycle": (131, 155, 6),
+    "diamond": (21_491, 31_892, 18),
+    "fan": (48_816, 101_140, 16),
+    "one-slot": (5_319, 8_196, 14),
+    "rewire": (12_479, 22_119, 18),
+    "stale": (34_965, 72_480, 18),
+}
+# scope -> states with the scope's symmetries applied.
+PINNED_REDUCED = {"branches": 29_358, "one-slot": 899, "stale": 17_570}
+TLC_IN_MAKE_TEST = ("capacity-zero", "cycle", "one-slot")
+
+
+def test_every_default_scope_is_pinned() -> None:
+    assert {s.name for s in scope.scopes() if s.default} == set(PINNED)
+    assert {s.name for s in scope.scopes() if s.default and s.symmetry} == set(PINNED_REDUCED)
+
+
+@pytest.mark.parametrize("name", sorted(PINNED))
+def test_default_scope_passes_every_check_with_pinned_counts(name: str) -> None:
+    result = search.explore(scope.find(name))
+    assert result.violation is None, result.violation
+    assert (result.states, result.transitions, result.depth) == PINNED[name]
+    assert result.complete
+
+
+@pytest.mark.parametrize("name", sorted(PINNED_REDUCED))
+def test_reduction_is_sound_reduced_states_are_exactly_the_orbit_representatives(
+    name: str,
+) -> None:
+    s = scope.find(name)
+    full = search.explore(s, keep_keys=True)
+    reduced = search.explore(s, reduce=True, keep_keys=True)
+    assert reduced.reduced and reduced.states == PINNED_REDUCED[name]
+    assert (full.violation is None) == (reduced.violation is None)
+    group = canon.automorphisms(s, tasks="tasks" in s.symmetry, workers="workers" in s.symmetry)
+    assert len(group) > 1
+    representatives = {canon.canonical(s, k, group) for k in full.keys}
+    assert set(reduced.keys) == representatives
+    assert reduced.states < full.states
+
+
+def test_automorphisms_respect_dependency_order_and_generation_bounds() -> None:
+    fan = scope.find("fan")  # c depends on <<a, b>>: swapping a and b is not an automorphism
+    assert len(canon.automorphisms(fan, tasks=True, workers=False)) == 1
+    branches = scope.find("branches")
+    swaps = canon.automorphisms(branches, tasks=True, workers=False)
+    assert [m for m, _ in swaps][1] == {"a": "c", "b": "d", "c": "a", "d": "b"}
+    chain = scope.parse(
+        "x", {"limit": 1, "tasks": {"a": {"deps": [[]], "generations": 2}, "b": {"deps": [[]]}}}
+    )
+    assert len(canon.automorphisms(chain, tasks=True, workers=False)) == 1
+
+
+@needs_tlc
+@pytest.mark.parametrize("name", TLC_IN_MAKE_TEST)
+def test_explorer_and_tlc_have_the_same_states_and_moves(name: str) -> None:
+    agreement = agree.compare(scope.find(name))
+    assert agreement.tlc.passed, agreement.tlc.output[-3000:]
+    assert agreement.agrees, agreement.difference
+    assert agreement.explorer_transitions == agreement.tlc_transitions > 0
+
+
+@needs_tlc
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [s.name for s in scope.scopes()])
+def test_every_scope_agrees_with_tlc(name: str) -> None:
+    agreement = agree.compare(scope.find(name))
+    assert agreement.agrees, agreement.difference
+
+
+def test_agreement_reports_a_planted_difference() -> None:
+    """A TLC state the explorer lacks is found and reached by a shortest action path."""
+    s = scope.find("capacity-zero")
+    explored = search.explore(s, keep_keys=True, keep_edges=True)
+    graph = tladump.StateGraph(
+        states={1: {"x": 0}, 2: {"x": 1}, 3: {"x": 2}},
+        edges=[(1, "Submit", 2), (2, "Close", 3)],
+        initial=(1,),
+    )
+    projected = {1: canon.project_key(s, explored.keys[0]), 2: ("planted",), 3: ("also",)}
+    mine = [canon.project_key(s, k) for k in explored.keys]
+    lines = agree._first_state_difference(s, explored, mine, projected, graph)
+    assert lines[0].startswith("TLC reaches a state the explorer does not")
+    assert lines[1:] == ["  Submit", "  -> ('planted',)"]
+
+
+def test_explorer_names_match_the_tla_spec() -> None:
+    spec = (Path(scope.ROOT) / "tla" / "Scheduler.tla").read_text()
+    for name in (*TLA_INVARIANTS, *TLA_PROPERTIES, "StartRefused"):
+        assert f"\n{name} ==" in spec, name
+    assert "ClaimedAtMostOnce" in STATE_INVARIANTS
+
+
+def test_generated_tlc_models_are_up_to_date() -> None:
+    for s in scope.scopes():
+        for name, text in scope.tla_files(s).items():
+            path = scope.TLA_MODELS_DIR / name
+            assert path.is_file() and path.read_text() == text, (
+                f"{path} is stale: run `schedspec models --write`"
+            )
+    generated = {n for s in scope.scopes() for n in scope.tla_files(s)}
+    assert {p.name for p in scope.TLA_MODELS_DIR.glob("MC*")} == generated
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"limit": -1}, "limit must be an int >= 0"),
+        ({"limit": True}, "limit must be an int >= 0"),
+        ({"workers": 0}, "workers must be an int >= 1"),
+        ({"moves": ["Fly"]}, "moves: unknown ['Fly']"),
+        ({"symmetry": ["tasks", "x"]}, "symmetry: unknown ['x']"),
+        ({"expect": ["Nothing"]}, "expect: unknown ['Nothing']"),
+        ({"colour": "red"}, "unknown fields ['colour']"),
+        ({"tasks": {}}, "tasks must be a non-empty table"),
+        ({"tasks": {"a": {"deps": [["z"]]}}}, "['z'] are not tasks of the scope"),
+        ({"tasks": {"a": {"deps": [["a", "a"]]}}}, "names an id twice (SUB-2)"),
+        ({"tasks": {"a": {"deps": [[], []]}}}, "the same dependency list twice"),
+        ({"tasks": {"a": {"deps": [[]], "generations": 0}}}, "generations must be an int >= 1"),
+        ({"tasks": {"a": {"deps": "x"}}}, "must be a non-empty list of dependency lists"),
+    ],
+)
+def test_a_bad_scope_file_is_refused_naming_the_field(
+    change: dict[str, object], message: str
+) -> None:
+    data: dict[str, object] = {"limit": 1, "tasks": {"a": {"deps": [[]]}}} | change
+    with pytest.raises(scope.ScopeError, match=f"^bad.toml: .*{re.escape(message)}"):
+        scope.parse("bad", data, "bad.toml")
+
+
+def test_find_names_the_known_scopes_when_one_is_missing() -> None:
+    with pytest.raises(scope.ScopeError, match=r"known: .*chain"):
+        scope.find("no-such-scope")
+
+
+def test_tla_values_are_parsed_as_tlc_prints_them() -> None:
+    assert tladump.parse_value('[a |-> <<"x", 1>>, b |-> {}]') == {"a": ("x", 1), "b": frozenset()}
+    assert tladump.parse_value("<<<<>>, <<w1>>>>") == ((), ("w1",))
+    assert tladump.parse_value('{<<"a", 1>>}') == frozenset({("a", 1)})
+    assert tladump.parse_value('"say \\"hi\\""') == 'say "hi"'
+    assert tladump.parse_value("TRUE") is True
+    with pytest.raises(tladump.DumpError):
+        tladump.parse_value("[a |-> 1")
+    with pytest.raises(tladump.DumpError):
+        tladump.parse_value("<<1>> 2")
+
+
+def test_dot_reader_joins_wrapped_values_and_refuses_unknown_lines(tmp_path: Path) -> None:
+    dot = tmp_path / "g.dot"
+    dot.write_text(
+        "strict digraph DiskGraph {\n"
+        '1 [label="/\\\\ x = [ a |-> 1,\\n  b |-> 2 ]\\n/\\\\ y = 0",style = filled]\n'
+        '1 -> 2 [label="Close",color="black",fontcolor="black"];\n'
+        '2 [label="/\\\\ x = [a |-> 1, b |-> 3]\\n/\\\\ y = 1"];\n'
+        '2 -> 2 [style="dashed"];\n'
+        "}\n"
+    )
+    graph = tladump.read_dot(dot)
+    assert graph.initial == (1,)
+    assert graph.states[1] == {"x": {"a": 1, "b": 2}, "y": 0}
+    assert graph.edges == [(1, "Close", 2)]
+    dot.write_text(dot.read_text() + "what is this\n")
+    with pytest.raises(tladump.DumpError, match="what is this"):
+        tladump.read_dot(dot)
+
+
+def test_verify_without_tlc_prints_the_table_and_writes_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "verify.json"
+    assert explore_cli.verify(["cycle", "one-slot", "--no-tlc", "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "cycle" in printed and "one-slot" in printed and "ok" in printed
+    rows = json.loads(out.read_text())
+    assert [(r["scope"], r["states"], r["reduced states"]) for r in rows] == [
+        ("cycle", 131, None),
+        ("one-slot", 5_319, 899),
+    ]
+
+
+@needs_tlc
+def test_verify_compares_with_tlc(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "verify.json"
+    assert explore_cli.verify(["cycle", "--json", str(out)]) == 0
+    (row,) = json.loads(out.read_text())
+    assert (row["TLC states"], row["projected"], row["agree"]) == (112, 112, "yes")
