@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from schedspec.cli import diagram
+from schedspec.explore.checks import GRAPH_PROPERTIES
 
 ROOT = Path(__file__).resolve().parent.parent
 CORE = ROOT / "src" / "schedspec" / "core"
@@ -74,3 +75,24 @@ def test_every_clause_is_named_by_a_test() -> None:
         if not any(re.search(rf"(^|_){c.lower().replace('-', '_')}(_|$)", n) for n in names)
     ]
     assert not untested, f"clauses with no test naming them: {untested}"
+
+
+def test_every_clause_is_linked_to_the_tla_spec_and_every_linked_name_exists() -> None:
+    """Issue 3: contract.md says which actions or invariants state each clause."""
+    text = (ROOT / "spec" / "contract.md").read_text()
+    table = text[text.index("## Where each clause is checked") :]
+    rows = [line for line in table.splitlines() if line.startswith("| ") and "---" not in line]
+    clauses = set(_clause_ids())
+    linked = set()
+    for row in rows[1:]:
+        cell = row.split("|")[1]
+        linked.update(re.findall(r"[A-Z]+-\d+", cell))
+        for area in re.findall(r"([A-Z]+)-\*", cell):  # `QUERY-*`: every clause of the area
+            linked.update(c for c in clauses if c.startswith(f"{area}-"))
+    assert clauses == linked, f"not linked: {sorted(clauses - linked)}"
+    spec = (ROOT / "tla" / "Scheduler.tla").read_text()
+    names = set(re.findall(r"`([A-Z][A-Za-z]+)(?:\([^`]*\))?`", table))
+    defined = set(re.findall(r"^(\w+)(?:\(.*\))? ==", spec, re.MULTILINE))
+    defined |= set(re.findall(r"^    (\w+),?\s+\\\*", spec, re.MULTILINE))  # CONSTANTS, VARIABLES
+    missing = sorted(names - defined - set(GRAPH_PROPERTIES) - {"ASSUME", "UNCHANGED"})
+    assert not missing, f"named in contract.md, not defined in Scheduler.tla: {missing}"

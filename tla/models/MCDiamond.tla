@@ -1,7 +1,7 @@
 ------------------------------ MODULE MCDiamond ------------------------------
 (* Generated from models/diamond.toml by schedspec models --write; do not edit *)
 (* A diamond: b and c depend on a, d on b and c (in that order, BLOCK-2).   *)
-(* One slot, one worker.                                                    *)
+(* Two slots, one worker.                                                   *)
 EXTENDS Scheduler, TLC
 
 MCTask == {"a", "b", "c", "d"}
