@@ -1,0 +1,383 @@
+"""Test vectors: loading, generating from scenarios through the reference, and coverage.
+
+How it works. `generate(scenarios)` runs each scenario through a fresh `ReferenceImplementation`
+exactly as the server would (each request is encoded to a line and decoded back by the
+protocol's rules, so `1.0` in a scenario reaches the reference as the integer 1), keeps each
+reply but for error messages (never compared, WIRE-11), numbers the
+requests from 1, and after every step that is not itself a query adds a `query_all` step, so a
+vector pins the whole state after each step. The result is a list of `Vector`s, written one file
+per vector by `write_corpus`, together with `README.md`, whose coverage table is generated here
+too. `stale_files` compares a directory with a fresh generation, for the test that keeps the
+committed corpus honest.
+
+Sources of scenarios are plain functions returning scenarios (`SOURCES`); the hand-written ones
+come first, and another generator (the model explorer's shortest traces, via
+`scenario.from_events`) is added by appending its function there.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .protocol import PROTOCOL, JsonObject, JsonValue, decode_json, encode
+from .reference import ReferenceImplementation
+from .scenario import Scenario
+
+REPO = Path(__file__).resolve().parents[3]
+VECTORS_DIR = REPO / "vectors"
+CONTRACT = REPO / "spec" / "contract.md"
+PROTOCOL_DOC = REPO / "spec" / "protocol.md"
+README = "README.md"
+QUERIES = frozenset({"query", "query_all"})
+
+# Clauses that no reply can show, with the reason (spec/protocol.md, section 10).
+NOT_OBSERVABLE: dict[str, str] = {
+    "EFFECT-1": "the purity of the core is a property of the Python code, not of replies",
+    "EFFECT-2": "notifications are the core's report to its shell; the protocol's analogue, "
+    "one reply per request (WIRE-2), is checked on every exchange",
+    "EFFECT-4": "batch events are an optimisation inside the core; the protocol sends "
+    "operations one at a time",
+    "RESTART-1": "crashes and persistence are outside the protocol",
+    "RESTART-2": "crashes and persistence are outside the protocol",
+    "RESTART-3": "crashes and persistence are outside the protocol",
+}
+# Protocol rules that every exchange exercises and the runner checks, rather than a scenario.
+CHECKED_ON_EVERY_EXCHANGE: dict[str, str] = {
+    "WIRE-1": "every exchange goes through a line on stdin and a line on stdout",
+    "WIRE-2": "the runner reads exactly one reply per request",
+    "WIRE-3": "the subprocess adapter closes standard input and waits for the exit",
+    "WIRE-10": "every reply's ok is compared",
+    "WIRE-11": "every error's type and data are compared, never its message",
+    "WIRE-12": "the comparator ignores x- members",
+}
+
+Source = Callable[[], Iterable[Scenario]]
+
+
+def hand_written() -> list[Scenario]:
+    from .scenarios import SCENARIOS
+
+    return SCENARIOS
+
+
+SOURCES: list[Source] = [hand_written]
+
+
+class VectorFormatError(ValueError):
+    """A vector file that does not have the shape of `spec/schemas/vector.schema.json`."""
+
+
+@dataclass(frozen=True, slots=True)
+class VectorStep:
+    """One exchange: a request (or a raw `line`) and the reply the reference gave."""
+
+    request: JsonValue
+    line: str | None
+    reply: JsonObject
+    note: str | None = None
+
+    @property
+    def op(self) -> str | None:
+        if isinstance(self.request, dict) and isinstance(self.request.get("op"), str):
+            return str(self.request["op"])
+        return None
+
+    def to_json(self) -> JsonObject:
+        step: JsonObject = {}
+        if self.note is not None:
+            step["note"] = self.note
+        if self.line is not None:
+            step["line"] = self.line
+        else:
+            step["request"] = self.request
+        step["reply"] = self.reply
+        return step
+
+
+@dataclass(frozen=True, slots=True)
+class Vector:
+    name: str
+    description: str
+    clauses: tuple[str, ...]
+    source: str
+    steps: tuple[VectorStep, ...]
+
+    @property
+    def needs_fresh_session(self) -> bool:
+        """Whether the vector must run in a new session: unless its first step is a `create`
+        that succeeds, what it expects depends on the session having no scheduler yet."""
+        first = self.steps[0]
+        return not (first.op == "create" and first.reply.get("ok") is True)
+
+    def to_json(self) -> JsonObject:
+        return {
+            "protocol": PROTOCOL,
+            "name": self.name,
+            "description": self.description,
+            "clauses": list(self.clauses),
+            "source": self.source,
+            "steps": [s.to_json() for s in self.steps],
+        }
+
+    def dumps(self) -> str:
+        """The file's text: stable, one step per line, so a regeneration reviews as a diff."""
+        head = {k: v for k, v in self.to_json().items() if k != "steps"}
+        lines = ["{"]
+        lines += [f"  {json.dumps(k)}: {json.dumps(v)}," for k, v in head.items()]
+        lines.append('  "steps": [')
+        steps = [f"    {json.dumps(s.to_json())}" for s in self.steps]
+        lines.append(",\n".join(steps))
+        lines += ["  ]", "}", ""]
+        return "\n".join(lines)
+
+
+# Generation.
+
+
+def generate_vector(scenario: Scenario) -> Vector:
+    """Run one scenario through a fresh reference session (see the module docstring)."""
+    reference = ReferenceImplementation()
+    steps: list[VectorStep] = []
+    next_id = 1
+
+    def exchange(request: JsonValue, line: str | None, note: str | None) -> None:
+        wire = line.encode("utf-8") if line is not None else encode(request)
+        reply = reference.handle_line(wire.rstrip(b"\n"))
+        # Messages are never compared (WIRE-11); leaving them out keeps the corpus from
+        # changing when only the wording of an error does.
+        error = reply.get("error")
+        if isinstance(error, dict):
+            reply["error"] = {k: v for k, v in error.items() if k != "message"}
+        steps.append(VectorStep(request, line, reply, note))
+
+    for step in scenario.steps:
+        if step.line is not None:
+            exchange(None, step.line, step.note)
+        elif step.raw:
+            exchange(step.request, None, step.note)
+        else:
+            assert isinstance(step.request, dict)
+            exchange({"id": next_id, **step.request}, None, step.note)
+            next_id += 1
+        if step.op not in QUERIES:
+            exchange({"id": next_id, "op": "query_all"}, None, None)
+            next_id += 1
+    return Vector(
+        scenario.name, scenario.description, scenario.clauses, scenario.source, tuple(steps)
+    )
+
+
+def scenarios(sources: Sequence[Source] = SOURCES) -> list[Scenario]:
+    """Every scenario of every source, names checked to be unique."""
+    found: list[Scenario] = []
+    seen: set[str] = set()
+    for source in sources:
+        for s in source():
+            if s.name in seen:
+                raise ValueError(f"two scenarios are named {s.name!r}")
+            seen.add(s.name)
+            found.append(s)
+    return found
+
+
+def generate(sources: Sequence[Source] = SOURCES) -> list[Vector]:
+    return [generate_vector(s) for s in scenarios(sources)]
+
+
+# Loading.
+
+
+def load_vector(path: Path) -> Vector:
+    """Read one vector file by the protocol's JSON rules; VectorFormatError names the problem."""
+    try:
+        data = decode_json(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise VectorFormatError(f"{path}: cannot read a JSON vector: {e}") from None
+    return vector_from_json(data, str(path))
+
+
+def vector_from_json(data: JsonValue, where: str) -> Vector:
+    def need(cond: bool, what: str) -> None:
+        if not cond:
+            raise VectorFormatError(f"{where}: {what}")
+
+    need(isinstance(data, dict), "a vector is a JSON object")
+    assert isinstance(data, dict)
+    need(data.get("protocol") == PROTOCOL, f"protocol must be {PROTOCOL!r}")
+    for key in ("name", "description", "source"):
+        need(isinstance(data.get(key), str), f"{key} must be a string")
+    clauses = data.get("clauses")
+    need(
+        isinstance(clauses, list) and all(isinstance(c, str) for c in clauses) and bool(clauses),
+        "clauses must be a non-empty list of clause ids",
+    )
+    raw_steps = data.get("steps")
+    need(isinstance(raw_steps, list) and bool(raw_steps), "steps must be a non-empty list")
+    assert isinstance(raw_steps, list) and isinstance(clauses, list)
+    steps = []
+    for i, s in enumerate(raw_steps):
+        need(isinstance(s, dict), f"step {i} is not an object")
+        assert isinstance(s, dict)
+        need(("request" in s) != ("line" in s), f"step {i} needs exactly one of request, line")
+        need(isinstance(s.get("reply"), dict), f"step {i} has no reply object")
+        line = s.get("line")
+        need(line is None or isinstance(line, str), f"step {i}: line must be a string")
+        note = s.get("note")
+        need(note is None or isinstance(note, str), f"step {i}: note must be a string")
+        reply = s["reply"]
+        assert isinstance(reply, dict)
+        steps.append(
+            VectorStep(
+                s.get("request"),
+                line if isinstance(line, str) else None,
+                reply,
+                note if isinstance(note, str) else None,
+            )
+        )
+    return Vector(
+        str(data["name"]),
+        str(data["description"]),
+        tuple(str(c) for c in clauses),
+        str(data["source"]),
+        tuple(steps),
+    )
+
+
+def load_corpus(directory: Path = VECTORS_DIR) -> list[Vector]:
+    """Every vector in `directory`, in file name order."""
+    paths = sorted(directory.glob("*.json"))
+    if not paths:
+        raise VectorFormatError(f"{directory}: no vector files (*.json)")
+    vectors = [load_vector(p) for p in paths]
+    for path, vector in zip(paths, vectors, strict=True):
+        if path.stem != vector.name:
+            raise VectorFormatError(f"{path}: holds vector {vector.name!r}, not {path.stem!r}")
+    return vectors
+
+
+# Clauses and coverage.
+
+
+def clause_ids(document: Path) -> list[str]:
+    """The clause ids a document defines (`**SUB-3**`), in document order."""
+    found = re.findall(r"\*\*([A-Z]+-\d+)\*\*", document.read_text(encoding="utf-8"))
+    return list(dict.fromkeys(found))
+
+
+def coverage(vectors: Iterable[Vector]) -> dict[str, list[str]]:
+    """Clause id -> names of the vectors tagged with it."""
+    table: dict[str, list[str]] = {}
+    for v in vectors:
+        for c in v.clauses:
+            table.setdefault(c, []).append(v.name)
+    return table
+
+
+def readme(
+    vectors: Sequence[Vector],
+    contract_clauses: Sequence[str],
+    protocol_clauses: Sequence[str],
+) -> str:
+    """`vectors/README.md`: what the corpus is, how to run it, and the coverage tables."""
+    covered = coverage(vectors)
+    steps = sum(len(v.steps) for v in vectors)
+    out = [
+        "# schedspec/1 conformance vectors",
+        "",
+        "Generated by `schedspec conform --regenerate` from the scenarios in",
+        "`src/schedspec/conformance/scenarios.py`, run through the reference; do not edit.",
+        "The format and the rules for comparing replies are in `spec/protocol.md`, section 7;",
+        "`spec/schemas/vector.schema.json` describes one file.",
+        "",
+        f"{len(vectors)} vectors, {steps} exchanges. Run them against an implementation with",
+        '`schedspec conform --impl "COMMAND"` (or `--impl package.module:factory` for Python).',
+        "",
+        "## Contract clauses",
+        "",
+        "| clause | vectors | for example |",
+        "|---|---|---|",
+    ]
+    for c in contract_clauses:
+        if c in NOT_OBSERVABLE:
+            out.append(f"| {c} | not observable | {NOT_OBSERVABLE[c]} |")
+        else:
+            names = covered.get(c, [])
+            out.append(f"| {c} | {len(names)} | {', '.join(names[:3])} |")
+    out += ["", "## Protocol rules", "", "| rule | vectors | for example |", "|---|---|---|"]
+    for c in protocol_clauses:
+        names = covered.get(c, [])
+        if not names and c in CHECKED_ON_EVERY_EXCHANGE:
+            out.append(f"| {c} | every exchange | {CHECKED_ON_EVERY_EXCHANGE[c]} |")
+        else:
+            out.append(f"| {c} | {len(names)} | {', '.join(names[:3])} |")
+    out += ["", "## Vectors", "", "| vector | clauses | what it shows |", "|---|---|---|"]
+    for v in sorted(vectors, key=lambda v: v.name):
+        out.append(f"| `{v.name}` | {', '.join(v.clauses)} | {v.description} |")
+    out.append("")
+    return "\n".join(out)
+
+
+def uncovered(
+    vectors: Sequence[Vector], contract_clauses: Sequence[str], protocol_clauses: Sequence[str]
+) -> list[str]:
+    """Observable clauses and protocol rules that no vector exercises."""
+    covered = coverage(vectors)
+    return [
+        c
+        for c in [*contract_clauses, *protocol_clauses]
+        if c not in covered and c not in NOT_OBSERVABLE and c not in CHECKED_ON_EVERY_EXCHANGE
+    ]
+
+
+def unknown_clauses(
+    vectors: Sequence[Vector], contract_clauses: Sequence[str], protocol_clauses: Sequence[str]
+) -> list[str]:
+    """Clause ids cited by vectors that neither document defines (a typo, a removed clause)."""
+    known = {*contract_clauses, *protocol_clauses}
+    return sorted({c for v in vectors for c in v.clauses if c not in known})
+
+
+# Writing and checking the committed corpus.
+
+
+def expected_files(
+    vectors: Sequence[Vector],
+    contract: Path = CONTRACT,
+    protocol_doc: Path = PROTOCOL_DOC,
+) -> dict[str, str]:
+    """File name -> text, for the whole corpus directory."""
+    files = {f"{v.name}.json": v.dumps() for v in vectors}
+    files[README] = readme(vectors, clause_ids(contract), clause_ids(protocol_doc))
+    return files
+
+
+def write_corpus(directory: Path, files: dict[str, str]) -> list[str]:
+    """Write `files` into `directory` and remove vector files no longer generated; returns
+    the names written or removed."""
+    directory.mkdir(parents=True, exist_ok=True)
+    changed = []
+    for name, text in files.items():
+        path = directory / name
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+            changed.append(name)
+    for path in sorted(directory.glob("*.json")):
+        if path.name not in files:
+            path.unlink()
+            changed.append(path.name)
+    return changed
+
+
+def stale_files(directory: Path, files: dict[str, str]) -> list[str]:
+    """Names of files that differ from `files`, are missing, or should not be there."""
+    stale = [
+        name
+        for name, text in files.items()
+        if not (directory / name).exists() or (directory / name).read_text(encoding="utf-8") != text
+    ]
+    stale += [p.name for p in sorted(directory.glob("*.json")) if p.name not in files]
+    return stale

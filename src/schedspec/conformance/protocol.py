@@ -1,0 +1,255 @@
+"""The wire format of `schedspec/1` (`spec/protocol.md`): lines, JSON values, request envelopes.
+
+How it works. A request line goes through two functions, each answering with the value it read
+or a `Malformed` that says what was wrong (never an exception):
+
+1. `decode_line(bytes)` reads one I-JSON text (WIRE-5): UTF-8, no duplicate member names, no
+   unpaired surrogates, no `NaN`, and integral numbers as `int` however they are written
+   (WIRE-6), so the rest of the program never sees `1.0` where the protocol means `1`.
+2. `read_request(value)` checks the envelope in the order of WIRE-13 (object, `id`, `op`,
+   unknown members, missing members, `protocol`) against `FIELDS`, the table of every operation's
+   members, and hands back a `Request`. It knows nothing of the contract: the contract's
+   arguments (`task`, `deps`, `generation`, ...) may hold any JSON value, and the core judges
+   them.
+
+Only replies of the protocol itself are built here (`Malformed.reply`); replies to operations
+are the business of `translate`. This module is shared by the reference, the server, the
+subprocess adapter (which decodes the implementation's replies with the same rules) and the
+corpus loader.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TypeAlias
+
+JsonValue: TypeAlias = bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"] | None
+JsonObject: TypeAlias = dict[str, "JsonValue"]
+
+PROTOCOL = "schedspec/1"
+SUPPORTED: tuple[str, ...] = (PROTOCOL,)
+
+# The reference's limit on one request line (WIRE-13, order 1). Scenarios need a few hundred
+# bytes; the limit only keeps a runaway driver from exhausting the server's memory.
+LINE_BYTES_MAX = 1 << 20
+
+# Every operation's members besides `id` and `op`: (required, optional), required ones in the
+# order in which a missing one is reported (WIRE-13, order 7).
+FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "create": (("protocol", "max_concurrency"), ()),
+    "submit": (("task", "deps"), ()),
+    "start": ((), ()),
+    "ready": ((), ("max_tasks",)),
+    "complete": (("task", "generation"), ("result",)),
+    "fail": (("task", "generation", "error"), ()),
+    "cancel": (("task",), ("generation",)),
+    "confirm_cancel": (("task", "generation"), ()),
+    "close": ((), ()),
+    "query": (("task",), ()),
+    "query_all": ((), ()),
+}
+OPS: tuple[str, ...] = tuple(FIELDS)
+
+# ProtocolError reasons (WIRE-13), in the order the checks run.
+LINE_TOO_LONG = "line_too_long"
+NOT_JSON = "not_json"
+NOT_OBJECT = "not_object"
+MISSING_FIELD = "missing_field"
+WRONG_TYPE = "wrong_type"
+UNKNOWN_OP = "unknown_op"
+UNKNOWN_FIELD = "unknown_field"
+UNSUPPORTED_PROTOCOL = "unsupported_protocol"
+NO_SCHEDULER = "no_scheduler"
+
+_SURROGATES = range(0xD800, 0xE000)
+
+
+@dataclass(frozen=True, slots=True)
+class Malformed:
+    """A request the protocol refuses before the contract sees it (WIRE-13)."""
+
+    reason: str
+    field: str | None
+    message: str
+    request_id: JsonValue = None
+    supported: tuple[str, ...] | None = None
+
+    def reply(self) -> JsonObject:
+        error: JsonObject = {"type": "ProtocolError", "reason": self.reason, "field": self.field}
+        if self.supported is not None:
+            error["supported"] = list(self.supported)
+        error["message"] = self.message
+        return {"id": self.request_id, "ok": False, "error": error}
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """A well-formed request: its `id`, `op`, and every member of the op, absent ones as None."""
+
+    id: str | int
+    op: str
+    fields: dict[str, JsonValue]
+
+    def __getitem__(self, name: str) -> JsonValue:
+        return self.fields[name]
+
+
+# Decoding (WIRE-5, WIRE-6).
+
+
+def _number(text: str) -> int | float:
+    """A JSON number written with a fraction or exponent: an int when its value is integral."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"number {text} is not representable as a double")
+    return int(value) if value.is_integer() else value
+
+
+def _refuse_constant(name: str) -> float:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _unique_members(pairs: list[tuple[str, JsonValue]]) -> JsonObject:
+    found: JsonObject = {}
+    for name, value in pairs:
+        if name in found:
+            raise ValueError(f"duplicate member name {name!r}")
+        found[name] = value
+    return found
+
+
+def _unpaired_surrogate(value: JsonValue) -> str | None:
+    """A string holding an unpaired surrogate anywhere in `value`, or None (WIRE-5)."""
+    stack: list[JsonValue] = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if any(ord(c) in _SURROGATES for c in item):
+                return item
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+    return None
+
+
+def decode_json(text: str) -> JsonValue:
+    """Parse one I-JSON text; raises ValueError naming what is wrong."""
+    try:
+        value: JsonValue = json.loads(
+            text,
+            object_pairs_hook=_unique_members,
+            parse_float=_number,
+            parse_constant=_refuse_constant,
+        )
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
+    bad = _unpaired_surrogate(value)
+    if bad is not None:
+        raise ValueError(f"string {bad!r} holds an unpaired surrogate")
+    return value
+
+
+def decode_line(line: bytes, line_bytes_max: int = LINE_BYTES_MAX) -> JsonValue | Malformed:
+    """The JSON value of one line (its newline removed or not), or why it is not one."""
+    if len(line.rstrip(b"\r\n")) > line_bytes_max:
+        return Malformed(LINE_TOO_LONG, None, f"line longer than {line_bytes_max} bytes")
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return Malformed(NOT_JSON, None, f"line is not UTF-8: {e}")
+    try:
+        return decode_json(text)
+    except ValueError as e:
+        return Malformed(NOT_JSON, None, f"line is not I-JSON (RFC 7493): {e}")
+
+
+def encode(value: JsonValue) -> bytes:
+    """One line of JSON, newline included. ASCII only, so look-alike ids stay visible."""
+    return json.dumps(value, allow_nan=False).encode("ascii") + b"\n"
+
+
+# Envelopes (WIRE-9, WIRE-13).
+
+
+def is_request_id(value: object) -> bool:
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def request_id_of(value: JsonValue) -> JsonValue:
+    """The id a reply to `value` must carry: its `id` if readable, else None (WIRE-9)."""
+    if isinstance(value, dict):
+        candidate = value.get("id")
+        if is_request_id(candidate):
+            return candidate
+    return None
+
+
+def _type_name(value: JsonValue) -> str:
+    match value:
+        case None:
+            return "null"
+        case bool():
+            return "boolean"
+        case int() | float():
+            return "number"
+        case str():
+            return "string"
+        case list():
+            return "array"
+        case _:
+            return "object"
+
+
+def read_request(value: JsonValue, supported: Sequence[str] = SUPPORTED) -> Request | Malformed:
+    """The request in `value`, or the first thing wrong with it in the order of WIRE-13."""
+    if not isinstance(value, dict):
+        return Malformed(NOT_OBJECT, None, f"a request is a JSON object, got {_type_name(value)}")
+    if "id" not in value:
+        return Malformed(MISSING_FIELD, "id", "request has no id")
+    rid = value["id"]
+    if not is_request_id(rid):
+        return Malformed(
+            WRONG_TYPE, "id", f"id must be a string or an integer, got {_type_name(rid)}"
+        )
+    assert isinstance(rid, str | int)
+    if "op" not in value:
+        return Malformed(MISSING_FIELD, "op", "request has no op", rid)
+    op = value["op"]
+    if not isinstance(op, str):
+        return Malformed(WRONG_TYPE, "op", f"op must be a string, got {_type_name(op)}", rid)
+    if op not in FIELDS:
+        return Malformed(UNKNOWN_OP, "op", f"unknown op {op!r}; the ops are {', '.join(OPS)}", rid)
+    required, optional = FIELDS[op]
+    unknown = sorted(set(value) - {"id", "op", *required, *optional})
+    if unknown:
+        allowed = ", ".join(("id", "op", *required, *optional))
+        return Malformed(
+            UNKNOWN_FIELD, unknown[0], f"{op} has no member {unknown[0]!r} ({allowed})", rid
+        )
+    for name in required:
+        if name not in value:
+            return Malformed(MISSING_FIELD, name, f"{op} needs member {name!r}", rid)
+    if op == "create":
+        version = value["protocol"]
+        if not isinstance(version, str):
+            return Malformed(
+                WRONG_TYPE,
+                "protocol",
+                f"protocol must be a string, got {_type_name(version)}",
+                rid,
+            )
+        if version not in supported:
+            return Malformed(
+                UNSUPPORTED_PROTOCOL,
+                "protocol",
+                f"protocol {version!r} is not spoken here; supported: {', '.join(supported)}",
+                rid,
+                tuple(supported),
+            )
+    fields = {name: value.get(name) for name in (*required, *optional)}
+    return Request(rid, op, fields)

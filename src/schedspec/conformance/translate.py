@@ -1,0 +1,323 @@
+"""Pure translation between the protocol and the core: no rules of its own.
+
+How it works. `event_for` turns a well-formed request (`protocol.Request`) into the core event
+with the same meaning, passing every argument through untouched except that a JSON array of
+dependencies becomes the tuple the core takes; `reply_for` turns the core's reply effect (and,
+for `close`, the notifications and the state after the step) into the protocol's reply.
+`create`, `query` and `query_all` have no core event: they read `initial_state`,
+`limit_problem` and the `State` queries (`facts`, `task_ids`, `counts`, `phase`, `running`,
+`limit`), the core's public, layout-independent API.
+
+Every decision (whether a value is acceptable, which error wins, what a version's state is) is
+taken by the core; this module only chooses how to spell it in JSON (`spec/protocol.md`,
+sections 5 and 6). `error_of` is the complete mapping of the core's rejections, checked by a test
+against `effects.Rejection`. `requests_for_events` goes the other way, so that traces of core
+events (the model explorer's, a Hypothesis run's) can be replayed through the protocol.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import assert_never
+
+from ..core import effects as fx
+from ..core import events as ev
+from ..core.state import State, initial_state, limit_problem
+from ..core.types import Cause, EventId, Phase, TaskId, TaskState
+from ..errors import error_for
+from .protocol import JsonObject, JsonValue, Request
+
+# Requests.
+
+
+def event_for(request: Request, event_id: EventId) -> ev.Event:
+    """The core event that means what `request` means (every op but the session's and queries)."""
+    f = request.fields
+    match request.op:
+        case "submit":
+            deps = f["deps"]
+            # A JSON array is the protocol's only sequence; anything else reaches the core as
+            # it is and is refused there (SUB-1).
+            return ev.Submit(
+                f["task"], tuple(deps) if isinstance(deps, list) else deps, None, event_id
+            )
+        case "start":
+            return ev.Start(event_id)
+        case "ready":
+            return ev.Claim(f["max_tasks"], event_id)
+        case "complete":
+            return ev.Complete(f["task"], f["generation"], f["result"], event_id)
+        case "fail":
+            return ev.Fail(f["task"], f["generation"], f["error"], event_id)
+        case "cancel":
+            return ev.Cancel(f["task"], f["generation"], event_id)
+        case "confirm_cancel":
+            return ev.ConfirmCancel(f["task"], f["generation"], event_id)
+        case "close":
+            return ev.Close(event_id)
+    raise ValueError(f"op {request.op!r} has no core event")
+
+
+def requests_for_events(events: Iterable[ev.Event]) -> Iterator[JsonObject]:
+    """Protocol requests (without ids) meaning the same as `events`; batches are expanded
+    into their members, which mean the same in sequence (EFFECT-4)."""
+    for event in events:
+        match event:
+            case ev.Submit():
+                yield {"op": "submit", "task": _json(event.task_id), "deps": _deps_json(event.deps)}
+            case ev.Start():
+                yield {"op": "start"}
+            case ev.Claim():
+                yield {"op": "ready", "max_tasks": _json(event.max_tasks)}
+            case ev.Complete():
+                yield {
+                    "op": "complete",
+                    "task": _json(event.task_id),
+                    "generation": _json(event.generation),
+                    "result": _json(event.result),
+                }
+            case ev.Fail():
+                yield {
+                    "op": "fail",
+                    "task": _json(event.task_id),
+                    "generation": _json(event.generation),
+                    "error": _json(event.error),
+                }
+            case ev.Cancel():
+                yield {
+                    "op": "cancel",
+                    "task": _json(event.task_id),
+                    "generation": _json(event.generation),
+                }
+            case ev.ConfirmCancel():
+                yield {
+                    "op": "confirm_cancel",
+                    "task": _json(event.task_id),
+                    "generation": _json(event.generation),
+                }
+            case ev.Close():
+                yield {"op": "close"}
+            case ev.SubmitBatch():
+                yield from requests_for_events(event.submissions)
+            case ev.CompleteBatch():
+                yield from requests_for_events(event.completions)
+            case _:
+                assert_never(event)
+
+
+def _deps_json(deps: object) -> JsonValue:
+    """The protocol's `deps` for a core event's: a tuple is an array. Any other sequence the
+    core refuses (it takes tuples only), and a JSON array cannot say "not a tuple"."""
+    if isinstance(deps, tuple):
+        return [_json(d) for d in deps]
+    if isinstance(deps, list | frozenset | set):
+        raise ValueError(f"deps {deps!r} is not a tuple; the protocol cannot express it")
+    return _json(deps)
+
+
+def _json(value: object) -> JsonValue:
+    """`value` if it is already JSON; tuples and frozensets become arrays (in their order)."""
+    match value:
+        case None | bool() | int() | float() | str():
+            return value
+        case list() | tuple() | frozenset():
+            return [_json(v) for v in value]
+        case dict():
+            return {str(k): _json(v) for k, v in value.items()}
+    raise ValueError(f"{value!r} has no JSON form")
+
+
+# Replies.
+
+
+def _ref(task_id: TaskId, generation: int) -> JsonObject:
+    return {"task": task_id, "generation": generation}
+
+
+def _cause(cause: Cause | None) -> JsonValue:
+    if cause is None:
+        return None
+    return {"task": cause.task_id, "generation": cause.generation, "state": cause.state.value}
+
+
+def ok(request_id: JsonValue, data: JsonObject) -> JsonObject:
+    return {"id": request_id, "ok": True, **data}
+
+
+def refused(request_id: JsonValue, error: JsonObject) -> JsonObject:
+    return {"id": request_id, "ok": False, "error": error}
+
+
+def reply_for(request_id: JsonValue, effects: tuple[fx.Effect, ...], after: State) -> JsonObject:
+    """The protocol reply for one step: its reply effect, first in `effects` (EFFECT-2)."""
+    reply = effects[0]
+    match reply:
+        case fx.Rejected(rejection=rejection):
+            return refused(request_id, error_of(rejection))
+        case fx.Submitted(task_id=task_id, generation=generation, state=state, replaced=old):
+            replaced: JsonValue = (
+                None if old is None else {"generation": old[0], "state": old[1].value}
+            )
+            return ok(
+                request_id,
+                {
+                    "task": task_id,
+                    "generation": generation,
+                    "state": state.value,
+                    "replaced": replaced,
+                },
+            )
+        case fx.Started():
+            return ok(request_id, {})
+        case fx.Claimed(grants=grants):
+            return ok(request_id, {"claimed": [_ref(g.task_id, g.generation) for g in grants]})
+        case fx.Answered(outcome=outcome):
+            return ok(
+                request_id,
+                {
+                    "outcome": outcome.kind.value,
+                    "task": outcome.task_id,
+                    "generation": outcome.generation,
+                    "state": None if outcome.state is None else outcome.state.value,
+                },
+            )
+        case fx.Closed():
+            # The versions this close cancelled are its `cancelled` notifications, which the
+            # core reports in ascending submission sequence (CLOSE-2, EFFECT-3).
+            cancelled: list[JsonValue] = [
+                _ref(e.task_id, e.generation)
+                for e in effects
+                if isinstance(e, fx.Transitioned) and e.target is TaskState.CANCELLED
+            ]
+            return ok(
+                request_id,
+                {
+                    "closed": after.phase is Phase.CLOSED,
+                    "cancelled": cancelled,
+                    "still_running": _running(after),
+                },
+            )
+        case fx.Batched():
+            raise ValueError("the protocol sends no batch events")
+    raise ValueError(f"{reply!r} is a notification, not a reply (EFFECT-2)")
+
+
+def _running(state: State) -> list[JsonValue]:
+    """The running versions in ascending submission sequence (spec/protocol.md, choice 7)."""
+    found = []
+    for task_id in state.task_ids():
+        facts = state.facts(task_id)
+        assert facts is not None
+        if facts.state is TaskState.RUNNING:
+            found.append((facts.seq, task_id, facts.generation))
+    return [_ref(t, g) for _, t, g in sorted(found)]
+
+
+def error_of(rejection: fx.Rejection) -> JsonObject:
+    """The protocol error for one core rejection (spec/protocol.md, section 6).
+
+    The type is the name of the `errors.py` class the shell raises, and the message is that
+    exception's message, so the protocol and the Python API cannot drift apart.
+    """
+    exception = error_for(rejection)
+    data: JsonObject
+    match rejection:
+        case fx.InvalidTaskId(value):
+            data = _invalid("task", value, None)
+        case fx.InvalidDeps(task_id, value):
+            data = _invalid("deps", value, task_id)
+        case fx.InvalidDependency(task_id, value):
+            data = _invalid("dependency", value, task_id)
+        case fx.InvalidMaxTasks(value):
+            data = _invalid("max_tasks", value, None)
+        case fx.InvalidGeneration(task_id, value):
+            data = _invalid("generation", value, task_id)
+        case fx.DuplicateDependency(task_id, dependency):
+            data = {"task": task_id, "dependency": dependency}
+        case fx.SchedulerClosed(task_id) | fx.GraphClosed(task_id) | fx.UnknownTask(task_id):
+            data = {"task": task_id}
+        case fx.RunningConflict(task_id, generation) | fx.CancelNotRequested(task_id, generation):
+            data = {"task": task_id, "generation": generation}
+        case fx.UnknownDependencies(missing):
+            data = {"missing": {t: list(ids) for t, ids in missing}}
+        case fx.Cycles(cycles, unexecutable):
+            data = {"cycles": [list(c) for c in cycles], "unexecutable": list(unexecutable)}
+        case fx.NotStarted():
+            data = {}
+        case fx.FutureGeneration(task_id, generation, current):
+            data = {"task": task_id, "generation": generation, "current": current}
+        case fx.NotClaimed(task_id, generation, state):
+            data = {"task": task_id, "generation": generation, "state": state.value}
+        case _:
+            assert_never(rejection)
+    return {"type": type(exception).__name__, **data, "message": str(exception)}
+
+
+def _invalid(argument: str, value: object, task_id: str | None) -> JsonObject:
+    return {"argument": argument, "value": _json(value), "task": task_id}
+
+
+# The session's operations and the queries, which read the state without a core event.
+
+
+def create(max_concurrency: JsonValue) -> State | JsonObject:
+    """A new scheduler's state, or the error refusing `max_concurrency` (PHASE-2)."""
+    problem = limit_problem(max_concurrency)
+    if problem is not None:
+        return {
+            "type": "InvalidArgumentError",
+            **_invalid("max_concurrency", max_concurrency, None),
+            "message": problem,
+        }
+    assert isinstance(max_concurrency, int)
+    return initial_state(max_concurrency)
+
+
+def task_view(state: State, task_id: TaskId) -> JsonObject | None:
+    """The view of a submitted task's current version (QUERY-1), or None."""
+    facts = state.facts(task_id)
+    if facts is None:
+        return None
+    detail: JsonValue = None
+    if facts.state in (TaskState.SUCCEEDED, TaskState.FAILED, TaskState.CANCELLED):
+        detail = _json(facts.detail)
+    return {
+        "generation": facts.generation,
+        "state": facts.state.value,
+        "cause": _cause(state.cause_of(task_id)),
+        "detail": detail,
+        "cancel_requested": facts.cancel_requested,
+    }
+
+
+def query_reply(request_id: JsonValue, state: State, task: JsonValue) -> JsonObject:
+    """The reply to `query`: the task's view, or UnknownTaskError for an id never submitted
+    (any value that is not a string included: it cannot have been submitted) (QUERY-1)."""
+    view = task_view(state, TaskId(task)) if isinstance(task, str) else None
+    if view is None:
+        error: JsonObject = {
+            "type": "UnknownTaskError",
+            "task": task,
+            "message": f"task {task!r} was never submitted",
+        }
+        return refused(request_id, error)
+    return ok(request_id, {"task": task, **view})
+
+
+def snapshot(state: State) -> JsonObject:
+    """The whole scheduler at one instant (QUERY-2); tasks in ascending submission sequence,
+    which only makes the vectors easier to read (member order is never compared, WIRE-8)."""
+    tasks = []
+    for task_id in state.task_ids():
+        facts = state.facts(task_id)
+        view = task_view(state, task_id)
+        assert facts is not None and view is not None
+        tasks.append((facts.seq, task_id, view))
+    counts = state.counts()
+    return {
+        "phase": state.phase.value,
+        "max_concurrency": state.limit,
+        "running": state.running,
+        "counts": {s.value: counts[s] for s in TaskState},
+        "tasks": {task_id: view for _, task_id, view in sorted(tasks, key=lambda t: t[0])},
+    }
