@@ -1,4 +1,5 @@
-"""The `schedspec` command: `demo`, `diagram`, `tlc`, `verify`, `explore`, `models`.
+"""The `schedspec` command: `demo`, `diagram`, `tlc`, `verify`, `explore`, `models`, `serve`,
+`conform`.
 
 `demo` runs the real shell and runner on a small build graph: tasks execute in a thread pool,
 one fails and blocks its descendants, one is cancelled while running and confirms it, and the
@@ -129,6 +130,10 @@ def main(argv: list[str] | None = None) -> int:
         from . import tlc
 
         return tlc.main(argv[1:])
+    if argv[:1] and argv[0] in ("serve", "conform"):
+        from .conformance import cli as conformance_cli
+
+        return conformance_cli.main(argv)
     if argv[:1] and argv[0] in ("verify", "explore", "models"):
         from .explore import cli as explore_cli
 
@@ -139,6 +144,8 @@ def main(argv: list[str] | None = None) -> int:
     d = sub.add_parser("diagram", help="print (or --write) spec/diagram.md from the table")
     d.add_argument("--write", type=Path, default=None)
     sub.add_parser("tlc", help="run TLC on the TLA+ models (see `schedspec tlc --help`)")
+    sub.add_parser("serve", help="speak the schedspec/1 conformance protocol on stdin/stdout")
+    sub.add_parser("conform", help="run the conformance vectors against an implementation")
     sub.add_parser("verify", help="explore every default scope, run TLC, compare (main job)")
     sub.add_parser("explore", help="explore one scope of models/ over the real core")
     sub.add_parser("models", help="list the scopes, or regenerate tla/models/ (--write)")
