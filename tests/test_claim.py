@@ -42,6 +42,17 @@ def test_claim_2_max_tasks_must_be_none_or_an_int_at_least_zero(value: object) -
     assert core(sched) is before
 
 
+@pytest.mark.parametrize("phase", ["open", "closing"])
+def test_claim_2_an_invalid_max_tasks_is_refused_in_every_phase(phase: str) -> None:
+    sched = build(1, [("a", ())], start=phase != "open")
+    if phase == "closing":
+        assert claimed(sched) == [("a", 1)]
+        sched.close(timeout=0)
+    assert str(sched.phase) == phase
+    with pytest.raises(InvalidArgumentError):
+        sched.ready(-1)
+
+
 def test_claim_2_none_means_every_free_slot() -> None:
     sched = build(3, [(t, ()) for t in "abcde"])
     assert claimed(sched, None) == [("a", 1), ("b", 1), ("c", 1)]

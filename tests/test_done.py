@@ -153,6 +153,20 @@ def test_done_6_unknown_task_raises_naming_it() -> None:
     assert core(sched) is before
 
 
+@pytest.mark.parametrize("task_id", ["", 5, None, ("a",)])
+def test_done_6_a_task_id_that_is_not_a_non_empty_str_is_an_invalid_argument(
+    task_id: object,
+) -> None:
+    sched = build(1, [("a", ())])
+    assert claimed(sched) == [("a", 1)]
+    before = core(sched)
+    for call in (sched.complete, sched.confirm_cancel, sched.cancel):
+        with pytest.raises(InvalidArgumentError) as caught:
+            call(task_id, 1)  # type: ignore[arg-type]
+        assert caught.value.rejection == fx.InvalidTaskId(task_id)
+    assert core(sched) is before
+
+
 @pytest.mark.parametrize("generation", [0, -1, True, 1.0, "1", None])
 def test_done_6_generation_must_be_an_int_at_least_one(generation: object) -> None:
     sched = build(1, [("a", ())])

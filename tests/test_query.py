@@ -81,3 +81,24 @@ def test_query_2_counts_count_current_versions_only() -> None:
     }
     assert states(sched) == {"a": "ready", "b": "ready", "c": "ready"}
     assert sched.snapshot().task_ids() == ["a", "b", "c"]
+
+
+def test_query_1_detail_is_result_error_reason_or_cause_and_cancel_requests_stay_recorded() -> None:
+    sched = build(4, [("ok", ()), ("bad", ()), ("stop", ()), ("slow", ()), ("down", ("bad",))])
+    assert len(claimed(sched)) == 4
+    sched.complete("ok", 1, {"rows": 3})
+    sched.fail("bad", 1, "boom")
+    sched.cancel("stop")
+    sched.confirm_cancel("stop", 1)
+    sched.cancel("slow")
+    views = {v.task_id: v for v in sched.snapshot().tasks()}
+    assert views["ok"].detail == {"rows": 3}
+    assert views["bad"].detail == "boom"
+    assert views["stop"].detail == "cancelled"
+    assert views["down"].detail == Cause("bad", 1, TaskState.FAILED) == views["down"].cause
+    assert views["slow"].detail is None and views["slow"].state is TaskState.RUNNING
+    sched.complete("slow", 1)  # the worker finished first (DONE-3); the request stays recorded
+    facts = core(sched).facts("slow")
+    assert facts is not None and facts.cancel_requested and facts.detail is None
+    sched.close(timeout=0)
+    assert core(sched).facts("ok") is not None

@@ -98,6 +98,14 @@ def test_start_2_missing_maps_each_task_to_its_sorted_missing_ids() -> None:
     assert core(sched) is before
 
 
+def test_start_2_missing_ids_are_sorted_by_code_point_not_by_utf16_units() -> None:
+    # U+FFFF comes before U+1F600 by code point; in UTF-16 the surrogate 0xD83D comes first.
+    sched = build(1, [("a", ("\U0001f600", "\uffff"))], start=False)
+    with pytest.raises(UnknownDependencyError) as caught:
+        sched.start()
+    assert caught.value.missing == {"a": ["\uffff", "\U0001f600"]}
+
+
 def test_start_2_start_3_self_loop_and_two_cycle() -> None:
     error = _cycle_error([("a", ("a",))])
     assert (error.cycles, error.unexecutable) == ([["a", "a"]], [])

@@ -294,10 +294,11 @@ class TaskScheduler:
                     break
                 self._phase_changed.wait(remaining)
             state = self._state
+        facts = [(t, state.facts(t)) for t in state.task_ids()]
         running = tuple(
-            VersionRef(t, Generation(state.generation_of(t) or 0))
-            for t in state.task_ids()
-            if state.state_of(t) is TaskState.RUNNING
+            VersionRef(t, f.generation)
+            for t, f in sorted(facts, key=lambda pair: pair[1].seq if pair[1] else -1)
+            if f is not None and f.state is TaskState.RUNNING
         )
         return CloseReport(state.phase is Phase.CLOSED, cancelled, running)
 
