@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint typecheck pytest test-slow tlc-full bench clean check-java
+.PHONY: run test lint typecheck pytest test-slow tlc-full verify-all bench clean check-java vectors
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -12,9 +12,11 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-# Set-up, then the main job: a short demonstration on a small real graph.
-run: $(STAMP)
+# Set-up, then the main job: a short demonstration on a small real graph, then `verify`: every
+# default scope explored over the real core, checked by TLC, and the two state graphs compared.
+run: $(STAMP) check-java
 	$(PY) -m schedspec demo
+	$(PY) -m schedspec verify
 
 # Set-up, then the whole fast suite: ruff, mypy --strict, pytest (slow explorations excluded).
 test: $(STAMP) check-java lint typecheck pytest
@@ -34,6 +36,14 @@ test-slow: $(STAMP)
 
 tlc-full: $(STAMP) check-java
 	$(PY) -m schedspec tlc --full
+
+# Every scope, the long ones too (several minutes).
+verify-all: $(STAMP) check-java
+	$(PY) -m schedspec verify --all
+
+# Regenerate the conformance vectors after a change of behaviour; review the diff.
+vectors: $(STAMP)
+	$(PY) -m schedspec conform --regenerate
 
 bench: $(STAMP)
 	$(PY) benchmarks/lifecycle.py
