@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from array import array
 from pathlib import Path
 
 import pytest
@@ -213,3 +214,39 @@ def test_verify_compares_with_tlc(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert explore_cli.verify(["cycle", "--json", str(out)]) == 0
     (row,) = json.loads(out.read_text())
     assert (row["TLC states"], row["projected"], row["agree"]) == (112, 112, "yes")
+
+
+def test_deadlock_is_found_where_work_remains_and_nothing_moves() -> None:
+    """With no slot, no cancel and no close, a ready version can never finish."""
+    stuck = scope.parse("stuck", {"limit": 0, "moves": [], "tasks": {"a": {"deps": [[]]}}})
+    result = search.explore(stuck)
+    assert result.violation is not None
+    assert (result.violation.check, result.violation.kind) == ("Deadlock", "graph")
+    assert [s.move.label for s in result.violation.trace] == ["Submit", "Start"]
+
+
+def _graph(edges: list[tuple[int, int]]) -> tuple[array[int], array[int]]:
+    return array("l", [s for s, _ in edges]), array("l", [t for _, t in edges])
+
+
+def test_all_versions_can_finish_catches_a_livelock() -> None:
+    """Nodes 1 and 2 move back and forth forever and never reach the finished node 3."""
+    sources, targets = _graph([(0, 1), (1, 2), (2, 1), (0, 3)])
+    finished = bytearray([0, 0, 0, 1])
+    with pytest.raises(search._Found) as found:
+        search._check_graph(
+            4, sources, targets, finished, bytearray(4), bytearray(4), array("l", [0, 1, 2, 1])
+        )
+    assert (found.value.check, found.value.index) == ("AllVersionsCanFinish", 1)
+
+
+def test_closing_can_close_catches_a_drain_that_never_ends() -> None:
+    """Node 1 is closing and can reach only node 2, finished but still closing."""
+    sources, targets = _graph([(0, 1), (1, 2), (0, 3)])
+    finished, closing, closed = bytearray([1, 1, 1, 1]), bytearray([0, 1, 1, 0]), bytearray(4)
+    closed[3] = 1
+    with pytest.raises(search._Found) as found:
+        search._check_graph(
+            4, sources, targets, finished, closing, closed, array("l", [0, 1, 2, 1])
+        )
+    assert (found.value.check, found.value.index) == ("ClosingCanClose", 1)

@@ -66,9 +66,17 @@ def task_entries(scope: Scope, node: Node) -> dict[str, tuple[object, ...]]:
     return entries
 
 
-def key(scope: Scope, node: Node) -> Key:
+def key(scope: Scope, node: Node, shared: dict[Any, Any] | None = None) -> Key:
+    """The node's key. With `shared`, equal parts of keys are stored once (a search keeps
+    millions of keys, whose per-task entries and claim histories repeat a great deal)."""
     entries = task_entries(scope, node)
-    return (node.core.phase.name, tuple(entries[t] for t in scope.tasks), node.claims)
+    parts = tuple(entries[t] for t in scope.tasks)
+    claims = node.claims
+    if shared is not None:
+        parts = tuple(shared.setdefault(e, e) for e in parts)
+        parts = shared.setdefault(parts, parts)
+        claims = shared.setdefault(claims, claims)
+    return (node.core.phase.name, parts, claims)
 
 
 def automorphisms(scope: Scope, *, tasks: bool, workers: bool) -> list[Renaming]:

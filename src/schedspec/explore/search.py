@@ -146,8 +146,10 @@ def explore(
                 raise _Found(check.__name__, "expectation", problem, i, None)
         return i
 
+    shared: dict[object, object] = {}
+
     def canonical_key(node: Node) -> canon.Key:
-        return canon.canonical(scope, canon.key(scope, node), group)
+        return canon.canonical(scope, canon.key(scope, node, shared), group)
 
     start_node = initial(scope)
     frontier: deque[tuple[int, Node]] = deque()
