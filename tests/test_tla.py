@@ -47,6 +47,7 @@ PINNED_SLOW = {
     "branches": 46_113,
     "fan": 39_349,
     "fan-workers": 151_729,
+    "large": 1_406_686,
     "nightly": 250_116,
     "stale": 38_244,
 }
