@@ -50,12 +50,16 @@ class Implementation {
     else waiting.resolve(line);
   }
 
-  /** Sends `line` (without its newline) and resolves with the reply line. */
+  /**
+   * Sends `line` (a string, or a Buffer for bytes that are not UTF-8), without its newline, and
+   * resolves with the reply line.
+   */
   exchange(line) {
     if (this.waiting !== null) throw new Error('lock-step: a request is already in flight');
+    const bytes = Buffer.isBuffer(line) ? line : Buffer.from(line, 'utf8');
     return new Promise((resolve, reject) => {
       this.waiting = { resolve, reject };
-      this.child.stdin.write(`${line}\n`);
+      this.child.stdin.write(Buffer.concat([bytes, Buffer.from('\n')]));
     });
   }
 

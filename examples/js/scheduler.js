@@ -321,14 +321,33 @@ class Scheduler {
 
   /**
    * SUB-9: the cycle a new version of `task` with `deps` would close, or null. The graph of
-   * current versions is acyclic after start, so every such cycle passes through `task`, and the
-   * path is the shortest one from the new version back to it, found as in START-3. It starts at
-   * `task`, not at the member with the smallest sequence number: the text leaves this open and
-   * the reference's vectors pin it (see README.md, "Where the text was unclear").
+   * current versions is acyclic after start, so every such cycle passes through `task`: it runs
+   * from the new version to one of `deps` and back through dependents. The text fixes no path
+   * for this case; this one is the reference's (see README.md, "Where the text was unclear"):
+   * it starts at `task`, and is the shortest path found breadth-first backwards from `task`
+   * through dependents in ascending sequence order to the nearest of `deps`. A task that names
+   * itself closes [task, task] whatever else it names.
    */
   cycleClosedBy(task, deps) {
-    const successors = (id) => (id === task ? deps : this.tasks.get(id).deps);
-    return shortestCycle(task, successors, null);
+    const targets = new Set(deps);
+    if (targets.has(task)) return [task, task];
+    const parent = new Map([[task, null]]);
+    const queue = [task];
+    for (let head = 0; head < queue.length; head += 1) {
+      for (const dependent of this.dependentsBySequence(queue[head])) {
+        if (parent.has(dependent)) continue;
+        parent.set(dependent, queue[head]);
+        // The chain runs dependent -> ... -> task along dependencies, so [task, chain] is the cycle.
+        if (targets.has(dependent)) return [task, ...pathFrom(task, dependent, parent).reverse()];
+        queue.push(dependent);
+      }
+    }
+    return null;
+  }
+
+  dependentsBySequence(task) {
+    const versions = [...(this.dependentsOf.get(task) ?? [])].map((id) => this.tasks.get(id));
+    return versions.sort(bySequence).map((version) => version.task);
   }
 
   // ---------------------------------------------------------------- ready (CLAIM-*)
@@ -576,8 +595,8 @@ function view(version) {
  * START-3: the shortest cycle through `start`, by breadth-first search following each version's
  * dependencies in submitted order. Nodes leave the queue in order of distance, so the first
  * edge found back to `start` closes a shortest cycle, and among equally short ones the first in
- * that order. Every node on a cycle through `start` is in its component, so `members`, when
- * given, only saves walking outside it. Returns [start, t1, ..., start], or null if no cycle.
+ * that order. Every node on a cycle through `start` is in its component (`members`), so the
+ * search never leaves it. Returns [start, t1, ..., start].
  */
 function shortestCycle(start, successors, members) {
   const parent = new Map([[start, null]]);
@@ -585,20 +604,20 @@ function shortestCycle(start, successors, members) {
   for (let head = 0; head < queue.length; head += 1) {
     const node = queue[head];
     for (const next of successors(node)) {
-      if (next === start) return pathFrom(start, node, parent);
-      if ((members !== null && !members.has(next)) || parent.has(next)) continue;
+      if (next === start) return [...pathFrom(start, node, parent), start];
+      if (!members.has(next) || parent.has(next)) continue;
       parent.set(next, node);
       queue.push(next);
     }
   }
-  return null;
+  throw new Error(`no cycle through ${JSON.stringify(start)} in its component`);
 }
 
+/** The breadth-first path [start, ..., last], read back from `last` through `parent`. */
 function pathFrom(start, last, parent) {
-  const path = [start];
+  const path = [];
   for (let node = last; node !== null; node = parent.get(node)) path.push(node);
-  path.reverse();
-  return path;
+  return path.reverse();
 }
 
 /**
