@@ -675,4 +675,71 @@ function popComponent(root, stack, onStack) {
   }
 }
 
-module.exports = { Scheduler, Rejection, STATES, stronglyConnectedComponents, shortestCycle };
+// ---------------------------------------------------------------- invariants, for tests
+
+const CLAIMED_STATES = new Set(['running', 'succeeded', 'failed']);
+const UNCLAIMED_STATES = new Set(['pending', 'ready', 'blocked']);
+
+/**
+ * Recomputes from scratch everything the scheduler keeps incrementally and checks it against
+ * the contract's invariants; throws on the first violation. Tests call it after every step;
+ * the scheduler itself never does, so it costs nothing in use.
+ */
+function checkInvariants(scheduler) {
+  const fail = (what) => {
+    throw new Error(`invariant broken: ${what}`);
+  };
+  const sequences = new Set();
+  for (const version of scheduler.tasks.values()) {
+    checkVersion(scheduler, version, fail);
+    if (sequences.has(version.sequence) || version.sequence > scheduler.sequenceLast) fail(`sequence of ${version.task}`);
+    sequences.add(version.sequence);
+  }
+  checkReverseEdges(scheduler, fail);
+  checkPhase(scheduler, fail);
+}
+
+function checkVersion(scheduler, version, fail) {
+  const name = `${JSON.stringify(version.task)}@${version.generation}`;
+  if (!STATES.includes(version.state)) fail(`${name} has state ${version.state}`); // STATE-1
+  if (CLAIMED_STATES.has(version.state) && !version.claimed) fail(`${name} is ${version.state} but never claimed`);
+  if (UNCLAIMED_STATES.has(version.state) && version.claimed) fail(`${name} is ${version.state} but was claimed`);
+  if (version.cancelRequested && !version.claimed) fail(`${name} has a cancel request but was never claimed`); // CANCEL-3
+  if ((version.state === 'running') !== scheduler.running.has(version)) fail(`${name} and the running set disagree`);
+  if (version.state === 'blocked' && !['failed', 'cancelled'].includes(version.cause?.state)) fail(`${name} has cause ${JSON.stringify(version.cause)}`); // BLOCK-2
+  if (version.state === 'cancelled' && !['cancelled', 'shutdown'].includes(version.detail)) fail(`${name} has reason ${version.detail}`);
+  if (version.state === 'pending') checkPending(scheduler, version, name, fail);
+  if (version.state === 'ready' && !scheduler.readyQueue.items.includes(version)) fail(`${name} is ready but not queued`); // CLAIM-3
+}
+
+/** SUB-5, DONE-1, SUB-8: the remaining count; BLOCK-1: no pending version waits on a lost cause. */
+function checkPending(scheduler, version, name, fail) {
+  const currents = version.deps.map((dep) => scheduler.tasks.get(dep));
+  const remaining = currents.filter((current) => current === undefined || current.state !== 'succeeded').length;
+  if (remaining !== version.remaining || remaining === 0) fail(`${name} counts ${version.remaining}, should be ${remaining} (> 0)`);
+  if (currents.some((current) => current !== undefined && UNSUCCESSFUL.has(current.state))) fail(`${name} is pending behind a failed, cancelled or blocked dependency`);
+}
+
+/** SUB-6: the reverse edges are exactly those of the current versions. */
+function checkReverseEdges(scheduler, fail) {
+  let edges = 0;
+  for (const version of scheduler.tasks.values()) {
+    for (const dep of version.deps) if (!scheduler.dependentsOf.get(dep)?.has(version.task)) fail(`no reverse edge ${dep} <- ${version.task}`);
+    edges += version.deps.length;
+  }
+  const reverse = [...scheduler.dependentsOf.values()].reduce((sum, set) => sum + set.size, 0);
+  if (reverse !== edges) fail(`${reverse} reverse edges for ${edges} edges`);
+}
+
+/** PHASE-1, PHASE-2, CLAIM-5, CLOSE-2, and the graph is valid whenever the phase is started. */
+function checkPhase(scheduler, fail) {
+  const running = scheduler.running.size;
+  if (running > scheduler.maxConcurrency) fail(`${running} running, limit ${scheduler.maxConcurrency}`);
+  if (scheduler.phase === 'closed' && running > 0) fail('closed with versions running');
+  if (scheduler.phase === 'closing' && running === 0) fail('closing with nothing running');
+  const queued = [...scheduler.tasks.values()].some((v) => v.state === 'pending' || v.state === 'ready');
+  if ((scheduler.phase === 'closing' || scheduler.phase === 'closed') && queued) fail(`${scheduler.phase} with queued versions`);
+  if (scheduler.phase === 'started' && (scheduler.missingDependencies() !== null || scheduler.findCycles() !== null)) fail('started with an invalid graph');
+}
+
+module.exports = { Scheduler, Rejection, STATES, checkInvariants, stronglyConnectedComponents, shortestCycle };

@@ -3,7 +3,11 @@
  * Differential check: the same random request sequences go to this implementation and to the
  * reference server, and every reply must match (spec/protocol.md, section 7, comparison rules).
  *
- *   node examples/js/test/differential.js [--seed N] [--sessions N] [--reference "CMD ..."]
+ *   node examples/js/test/differential.js [--seed N] [--sessions N] [--steps N] [--trace]
+ *                                         [--impl "CMD ..."] [--reference "CMD ..."]
+ *
+ * `--impl` replaces this implementation by any other command (split on spaces), so the check
+ * works for any implementation of the protocol; `--reference` replaces the reference.
  *
  * A session is one `create` followed by random requests: small graphs submitted while open
  * (unsubmitted ids, self-loops and cycles included), start, claims, callbacks for claimed
@@ -189,7 +193,7 @@ function deps(rng, model, task) {
 /** Weights per phase: build the graph while open, run it once started, drain once closing. */
 const OPERATION_WEIGHTS = {
   open: { submit: 50, start: 10, ready: 2, complete: 2, fail: 1, cancel: 1, confirm_cancel: 1, close: 0.5, query: 3, malformed: 3, create: 0.2 },
-  started: { submit: 14, start: 1, ready: 22, complete: 24, fail: 8, cancel: 8, confirm_cancel: 6, close: 1.5, query: 3, malformed: 2, create: 0.2 },
+  started: { submit: 14, start: 1, ready: 22, complete: 24, fail: 8, cancel: 8, confirm_cancel: 6, close: 3, query: 3, malformed: 2, create: 0.2 },
   closing: { submit: 3, start: 1, ready: 3, complete: 20, fail: 6, cancel: 6, confirm_cancel: 6, close: 2, query: 3, malformed: 1, create: 1 },
 };
 
@@ -261,6 +265,7 @@ function malformed(rng) {
     () => ({ op: 'submit', task: 'a', deps: [], zz: 1, aa: 2 }),
     () => ({ op: rng.pick(['submit', 'complete', 'fail', 'confirm_cancel', 'query', 'cancel']) }),
     () => ({ op: 'fail', task: 'a', generation: 1 }),
+    () => ({ op: rng.pick(['complete', 'cancel', 'confirm_cancel']), task: 'a', generaton: 1 }),
     () => ({ op: 'create', max_concurrency: 1, protocol: rng.pick([1, null, 'schedspec/0']) }),
     () => ({ op: 'create', protocol: 'schedspec/1' }),
   ];
@@ -371,8 +376,8 @@ function replyKind(reply) {
 }
 
 /** Runs `sessions` random sessions from `seed`; resolves with {steps, failure, tally}. */
-async function differential({ seed, sessions, stepsMax, referenceCommand, log = () => {}, trace = () => {} }) {
-  const ours = new Implementation(JS_COMMAND);
+async function differential({ seed, sessions, stepsMax, referenceCommand, oursCommand = JS_COMMAND, log = () => {}, trace = () => {} }) {
+  const ours = new Implementation(oursCommand);
   const reference = new Implementation(referenceCommand, { cwd: ROOT });
   let steps = 0;
   const tally = new Map();
@@ -407,6 +412,7 @@ function parseArgs(argv) {
     else if (name === '--sessions') options.sessions = Number(value);
     else if (name === '--steps') options.stepsMax = Number(value);
     else if (name === '--reference') options.referenceCommand = value.split(' ');
+    else if (name === '--impl') options.oursCommand = value.split(' ');
     else throw new Error(`unknown option ${name}`);
   }
   return options;
@@ -427,9 +433,37 @@ async function main() {
   }
 }
 
+/**
+ * The same random sessions, in process and without the reference: after every request the
+ * scheduler's incrementally kept structures are recomputed and checked (checkInvariants).
+ */
+function walkInProcess({ seed, sessions, stepsMax, directory = '..' }) {
+  const { Session } = require(`${directory}/protocol.js`);
+  const { checkInvariants } = require(`${directory}/scheduler.js`);
+  let steps = 0;
+  for (let index = 0; index < sessions; index += 1) {
+    const rng = randomSource(seed + index);
+    const session = new Session();
+    const model = new SessionModel(shuffled([...PLAIN_IDS, ...ODD_IDS], rng));
+    session.handleLine(Buffer.from(`{"id":0,"op":"create","protocol":"schedspec/1","max_concurrency":${1 + rng.below(4)}}`));
+    const length = 10 + rng.below(stepsMax);
+    for (let step = 1; step <= length; step += 1) {
+      const generated = request(rng, model);
+      const reply = JSON.parse(JSON.stringify(session.handleLine(encode(generated, step, rng))));
+      model.learn(generated, reply);
+      checkInvariants(session.scheduler);
+      steps += 1;
+    }
+  }
+  return steps;
+}
+
 function registerTest() {
   const test = require('node:test');
   const assert = require('node:assert/strict');
+  test('random sessions in process keep every invariant after every request', () => {
+    assert.ok(walkInProcess({ seed: 1000, sessions: 400, stepsMax: 80 }) > 10000);
+  });
   const skip = fs.existsSync(REFERENCE_PYTHON) ? false : `no reference at ${REFERENCE_PYTHON}; run make .venv/.installed`;
   test('differential: 150 random sessions agree with the reference, reply by reply', { skip, timeout: 120000 }, async () => {
     const { steps, failure } = await differential({ seed: 1, sessions: 150, stepsMax: 60, referenceCommand: REFERENCE_COMMAND });
@@ -439,10 +473,12 @@ function registerTest() {
   });
 }
 
-if (process.env.NODE_TEST_CONTEXT !== undefined) registerTest();
-else if (require.main === module) main().catch((error) => {
-  console.error(error);
-  process.exitCode = 2;
-});
+if (require.main === module && process.env.NODE_TEST_CONTEXT !== undefined) registerTest();
+else if (require.main === module) {
+  main().catch((error) => {
+    console.error(error);
+    process.exitCode = 2;
+  });
+}
 
-module.exports = { differential, randomSource };
+module.exports = { differential, walkInProcess, randomSource, REFERENCE_COMMAND };
