@@ -181,8 +181,9 @@ class Scheduler {
 
   /**
    * SUB-5, SUB-6, SUB-8, VER-1, VER-3: replaces the current version (if any) and decides the new
-   * one's state. The replaced version's reverse edges go before the new ones are registered, so
-   * the adjustments of SUB-8 reach exactly the dependents the old version had.
+   * one's state. The replaced version's reverse edges go first and the new version's come last,
+   * so the dependents that SUB-8 adjusts are exactly the other tasks' current versions, never the
+   * old or the new version of this task, even when it names itself.
    */
   applySubmit(task, deps) {
     const replaced = this.tasks.get(task);
@@ -293,9 +294,9 @@ class Scheduler {
     const components = stronglyConnectedComponents(versions.map((v) => v.task), successors);
     const cyclic = components.filter((members) => members.length > 1 || successors(members[0]).includes(members[0]));
     if (cyclic.length === 0) return null;
-    const starts = cyclic.map((members) => this.smallestSequence(members));
-    const order = cyclic.map((_, at) => at).sort((a, b) => this.tasks.get(starts[a]).sequence - this.tasks.get(starts[b]).sequence);
-    const cycles = order.map((at) => shortestCycle(starts[at], successors, new Set(cyclic[at])));
+    const found = cyclic.map((members) => ({ start: this.smallestSequence(members), members: new Set(members) }));
+    found.sort((left, right) => this.tasks.get(left.start).sequence - this.tasks.get(right.start).sequence);
+    const cycles = found.map(({ start, members }) => shortestCycle(start, successors, members));
     return { cycles, unexecutable: this.dependentsOfCycles(cyclic.flat()) };
   }
 
@@ -393,7 +394,7 @@ class Scheduler {
 
   finish(task, generation, state, detail) {
     const named = this.nameVersion(task, generation);
-    if (!(named instanceof Version)) return named;
+    if (!(named instanceof Named)) return named;
     const version = named.version;
     if (!version.claimed) return notClaimed(version);
     // DONE-4: claimed and no longer running means terminal; the first callback won.
@@ -407,7 +408,7 @@ class Scheduler {
   /** CANCEL-4, then the callback rules DONE-4..DONE-7. */
   confirmCancel(task, generation) {
     const named = this.nameVersion(task, generation);
-    if (!(named instanceof Version)) return named;
+    if (!(named instanceof Named)) return named;
     const version = named.version;
     if (!version.claimed) return notClaimed(version);
     if (version.state !== 'running') return outcome('already_terminal', version);
@@ -422,7 +423,7 @@ class Scheduler {
 
   /**
    * DONE-6, DONE-7 (and CANCEL-5 through them): task id, generation type, future generation,
-   * stale generation, in that order. Returns a Version wrapper for the current version, or
+   * stale generation, in that order. Returns the current version wrapped in Named, or
    * what to answer instead: a Rejection or a stale_generation outcome. A null generation names
    * the current version, which only cancel allows.
    */
@@ -430,7 +431,7 @@ class Scheduler {
     if (!isNonEmptyString(task)) return invalidArgument('task', task, null, 'a task id is a non-empty string');
     const version = this.tasks.get(task);
     if (version === undefined) return new Rejection('UnknownTaskError', { task }, `${JSON.stringify(task)} was never submitted`);
-    if (currentIfNull && (generation === null || generation === undefined)) return new Version(version);
+    if (currentIfNull && (generation === null || generation === undefined)) return new Named(version);
     if (!isInteger(generation) || generation < 1) {
       return invalidArgument('generation', generation, task, 'a generation is an integer >= 1');
     }
@@ -440,7 +441,7 @@ class Scheduler {
     }
     // DONE-5: an older generation changes nothing and releases nothing.
     if (generation < version.generation) return { outcome: 'stale_generation', task, generation, state: null };
-    return new Version(version);
+    return new Named(version);
   }
 
   /** A version leaves `running`: its slot is freed, and a draining scheduler may close (PHASE-1). */
@@ -485,7 +486,7 @@ class Scheduler {
   /** CANCEL-1..CANCEL-3, CANCEL-5; a null or absent generation names the current version. */
   cancel(task, generation) {
     const named = this.nameVersion(task, generation, true);
-    if (!(named instanceof Version)) return named;
+    if (!(named instanceof Named)) return named;
     const version = named.version;
     if (version.state === 'pending' || version.state === 'ready') {
       version.state = 'cancelled';
@@ -550,7 +551,7 @@ class Scheduler {
 }
 
 /** The current version named by a callback or a cancel, once every check passed. */
-class Version {
+class Named {
   constructor(version) {
     this.version = version;
   }

@@ -30,7 +30,7 @@ const MUTANTS = [
   ['BLOCK-2: a blocked dependency passes on itself, not its root', 'scheduler.js', "if (version.state === 'blocked') return version.cause;", ''],
   ['CLAIM-3: the ready heap keeps the largest sequence on top', 'scheduler.js', 'if (items[parent].sequence <= version.sequence) break;', 'if (items[parent].sequence >= version.sequence) break;'],
   ['CLAIM-2: max_tasks checked after the phase', 'scheduler.js', "if (this.phase === 'open') return new Rejection('NotStartedError', {}, 'ready() before start()');", ''],
-  ['START-3: components listed in the order Tarjan found them', 'scheduler.js', '.sort((a, b) => this.tasks.get(starts[a]).sequence - this.tasks.get(starts[b]).sequence)', ''],
+  ['START-3: components listed in the order Tarjan found them', 'scheduler.js', 'found.sort((left, right) => this.tasks.get(left.start).sequence - this.tasks.get(right.start).sequence);', ''],
   ['START-2: missing ids in UTF-16 order', 'scheduler.js', 'missing[version.task] = unknown.sort(compareCodePoints);', 'missing[version.task] = unknown.sort();'],
   ['DONE-7: the state is checked before the stale generation', 'scheduler.js', "if (generation < version.generation) return { outcome: 'stale_generation', task, generation, state: null };", "if (generation < version.generation && version.claimed) return { outcome: 'stale_generation', task, generation, state: null };"],
   ['CANCEL-3: a cancel of a running version forgets to set the token', 'scheduler.js', 'version.cancelRequested = true;', ''],
