@@ -82,7 +82,8 @@ function anyJson(rng, depth = 0) {
   if (kind === 2) return rng.pick(['', 'boom', 'x-y', '\u00e9', 'e\u0301', '\u{1F600}']);
   if (kind === 3) return rng.pick(['shutdown', 'cancelled', 'a']);
   if (kind === 4) return Array.from({ length: rng.below(3) }, () => anyJson(rng, depth + 1));
-  const object = {};
+  // Without a prototype, a member named __proto__ is a member, as it is in JSON.
+  const object = Object.create(null);
   for (let i = rng.below(3); i > 0; i -= 1) object[rng.pick(['k', 'x-k', '__proto__', 'é'])] = anyJson(rng, depth + 1);
   return object;
 }
@@ -385,7 +386,13 @@ async function differential({ seed, sessions, stepsMax, referenceCommand, oursCo
   try {
     for (let session = 0; session < sessions; session += 1) {
       const rng = randomSource(seed + session);
-      const result = await runSession(ours, reference, rng, stepsMax, count, trace);
+      let result;
+      try {
+        result = await runSession(ours, reference, rng, stepsMax, count, trace);
+      } catch (error) {
+        // A process died or wrote something that is not a reply: nothing left to shrink with.
+        return { steps, failure: `seed ${seed + session}: ${error.message}`, tally };
+      }
       steps += result.steps;
       if (result.mismatch !== null) {
         const shrunk = await shrink(ours, reference, result.lines.slice(0, result.mismatch.index + 1));
