@@ -100,7 +100,9 @@ class Session {
     if (operation === undefined) return new Malformed('unknown_op', 'op', `unknown op ${JSON.stringify(request.op)}`);
     const known = new Set(['id', 'op', ...operation.required, ...operation.optional]);
     const unknown = Object.keys(request).filter((name) => !known.has(name)).sort(compareCodePoints);
-    if (unknown.length > 0) return new Malformed('unknown_field', unknown[0], `${request.op} has no member ${JSON.stringify(unknown[0])}`);
+    if (unknown.length > 0) {
+      return new Malformed('unknown_field', unknown[0], `${request.op} has no member ${JSON.stringify(unknown[0])}`);
+    }
     const absent = operation.required.find((name) => !has(request, name));
     if (absent !== undefined) return new Malformed('missing_field', absent, `${request.op} needs ${JSON.stringify(absent)}`);
     if (request.op === 'create') return checkProtocol(request.protocol);
@@ -167,7 +169,8 @@ function checkId(request) {
 function checkProtocol(protocol) {
   if (typeof protocol !== 'string') return new Malformed('wrong_type', 'protocol', 'protocol is a string');
   if (!SUPPORTED.includes(protocol)) {
-    return new Malformed('unsupported_protocol', 'protocol', `this implementation speaks ${SUPPORTED.join(', ')}`, { supported: [...SUPPORTED] });
+    const message = `this implementation speaks ${SUPPORTED.join(', ')}`;
+    return new Malformed('unsupported_protocol', 'protocol', message, { supported: [...SUPPORTED] });
   }
   return null;
 }

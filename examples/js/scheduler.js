@@ -516,7 +516,8 @@ class Scheduler {
       version.detail = 'shutdown';
     }
     this.phase = this.running.size === 0 ? 'closed' : 'closing';
-    return { closed: this.phase === 'closed', cancelled: queued.sort(bySequence).map(reference), still_running: this.stillRunning() };
+    const cancelled = queued.sort(bySequence).map(reference);
+    return { closed: this.phase === 'closed', cancelled, still_running: this.stillRunning() };
   }
 
   stillRunning() {
@@ -578,7 +579,8 @@ function outcome(kind, version) {
 /** DONE-6: a version that was never claimed, whatever its state. */
 function notClaimed(version) {
   const { task, generation, state } = version;
-  return new Rejection('NotClaimedError', { task, generation, state }, `${JSON.stringify(task)} generation ${generation} is ${state}, never claimed`);
+  const message = `${JSON.stringify(task)} generation ${generation} is ${state}, never claimed`;
+  return new Rejection('NotClaimedError', { task, generation, state }, message);
 }
 
 /** The task view of spec/protocol.md, section 5. */
@@ -687,60 +689,69 @@ const UNCLAIMED_STATES = new Set(['pending', 'ready', 'blocked']);
  * the scheduler itself never does, so it costs nothing in use.
  */
 function checkInvariants(scheduler) {
-  const fail = (what) => {
-    throw new Error(`invariant broken: ${what}`);
-  };
   const sequences = new Set();
   for (const version of scheduler.tasks.values()) {
-    checkVersion(scheduler, version, fail);
-    if (sequences.has(version.sequence) || version.sequence > scheduler.sequenceLast) fail(`sequence of ${version.task}`);
+    checkVersion(scheduler, version);
+    expect(!sequences.has(version.sequence) && version.sequence <= scheduler.sequenceLast, 'sequence numbers are unique (VER-3)');
     sequences.add(version.sequence);
   }
-  checkReverseEdges(scheduler, fail);
-  checkPhase(scheduler, fail);
+  checkReverseEdges(scheduler);
+  checkPhase(scheduler);
 }
 
-function checkVersion(scheduler, version, fail) {
-  const name = `${JSON.stringify(version.task)}@${version.generation}`;
-  if (!STATES.includes(version.state)) fail(`${name} has state ${version.state}`); // STATE-1
-  if (CLAIMED_STATES.has(version.state) && !version.claimed) fail(`${name} is ${version.state} but never claimed`);
-  if (UNCLAIMED_STATES.has(version.state) && version.claimed) fail(`${name} is ${version.state} but was claimed`);
-  if (version.cancelRequested && !version.claimed) fail(`${name} has a cancel request but was never claimed`); // CANCEL-3
-  if ((version.state === 'running') !== scheduler.running.has(version)) fail(`${name} and the running set disagree`);
-  if (version.state === 'blocked' && !['failed', 'cancelled'].includes(version.cause?.state)) fail(`${name} has cause ${JSON.stringify(version.cause)}`); // BLOCK-2
-  if (version.state === 'cancelled' && !['cancelled', 'shutdown'].includes(version.detail)) fail(`${name} has reason ${version.detail}`);
-  if (version.state === 'pending') checkPending(scheduler, version, name, fail);
-  if (version.state === 'ready' && !scheduler.readyQueue.items.includes(version)) fail(`${name} is ready but not queued`); // CLAIM-3
+function expect(condition, what) {
+  if (!condition) throw new Error(`invariant broken: ${what}`);
+}
+
+function checkVersion(scheduler, version) {
+  const name = `${JSON.stringify(version.task)} generation ${version.generation}`;
+  const { state } = version;
+  expect(STATES.includes(state), `${name}: one of the seven states (STATE-1)`);
+  expect(!CLAIMED_STATES.has(state) || version.claimed, `${name}: ${state} only after a claim`);
+  expect(!UNCLAIMED_STATES.has(state) || !version.claimed, `${name}: ${state} never after a claim`);
+  expect(!version.cancelRequested || version.claimed, `${name}: a cancel request only while running (CANCEL-3)`);
+  expect((state === 'running') === scheduler.running.has(version), `${name}: running exactly when in the running set`);
+  const causeState = version.cause === null ? null : version.cause.state;
+  expect(state !== 'blocked' || ['failed', 'cancelled'].includes(causeState), `${name}: a failed or cancelled root (BLOCK-2)`);
+  expect(state !== 'cancelled' || ['cancelled', 'shutdown'].includes(version.detail), `${name}: a cancellation reason`);
+  expect(state !== 'ready' || scheduler.readyQueue.items.includes(version), `${name}: ready and queued (CLAIM-3)`);
+  if (state === 'pending') checkPending(scheduler, version, name);
 }
 
 /** SUB-5, DONE-1, SUB-8: the remaining count; BLOCK-1: no pending version waits on a lost cause. */
-function checkPending(scheduler, version, name, fail) {
+function checkPending(scheduler, version, name) {
   const currents = version.deps.map((dep) => scheduler.tasks.get(dep));
   const remaining = currents.filter((current) => current === undefined || current.state !== 'succeeded').length;
-  if (remaining !== version.remaining || remaining === 0) fail(`${name} counts ${version.remaining}, should be ${remaining} (> 0)`);
-  if (currents.some((current) => current !== undefined && UNSUCCESSFUL.has(current.state))) fail(`${name} is pending behind a failed, cancelled or blocked dependency`);
+  expect(remaining === version.remaining && remaining > 0, `${name}: counts ${version.remaining}, waits for ${remaining}`);
+  const lost = currents.some((current) => current !== undefined && UNSUCCESSFUL.has(current.state));
+  expect(!lost, `${name}: not pending behind a failed, cancelled or blocked dependency (BLOCK-1)`);
 }
 
 /** SUB-6: the reverse edges are exactly those of the current versions. */
-function checkReverseEdges(scheduler, fail) {
+function checkReverseEdges(scheduler) {
   let edges = 0;
   for (const version of scheduler.tasks.values()) {
-    for (const dep of version.deps) if (!scheduler.dependentsOf.get(dep)?.has(version.task)) fail(`no reverse edge ${dep} <- ${version.task}`);
+    for (const dep of version.deps) {
+      const dependents = scheduler.dependentsOf.get(dep);
+      expect(dependents !== undefined && dependents.has(version.task), `a reverse edge ${dep} <- ${version.task}`);
+    }
     edges += version.deps.length;
   }
   const reverse = [...scheduler.dependentsOf.values()].reduce((sum, set) => sum + set.size, 0);
-  if (reverse !== edges) fail(`${reverse} reverse edges for ${edges} edges`);
+  expect(reverse === edges, `${reverse} reverse edges for ${edges} edges`);
 }
 
 /** PHASE-1, PHASE-2, CLAIM-5, CLOSE-2, and the graph is valid whenever the phase is started. */
-function checkPhase(scheduler, fail) {
+function checkPhase(scheduler) {
+  const { phase } = scheduler;
   const running = scheduler.running.size;
-  if (running > scheduler.maxConcurrency) fail(`${running} running, limit ${scheduler.maxConcurrency}`);
-  if (scheduler.phase === 'closed' && running > 0) fail('closed with versions running');
-  if (scheduler.phase === 'closing' && running === 0) fail('closing with nothing running');
+  expect(running <= scheduler.maxConcurrency, `${running} running within the limit (CLAIM-5)`);
+  expect(phase !== 'closed' || running === 0, 'closed only when nothing runs (PHASE-1)');
+  expect(phase !== 'closing' || running > 0, 'closing only while something runs (PHASE-1)');
   const queued = [...scheduler.tasks.values()].some((v) => v.state === 'pending' || v.state === 'ready');
-  if ((scheduler.phase === 'closing' || scheduler.phase === 'closed') && queued) fail(`${scheduler.phase} with queued versions`);
-  if (scheduler.phase === 'started' && (scheduler.missingDependencies() !== null || scheduler.findCycles() !== null)) fail('started with an invalid graph');
+  expect(!queued || phase === 'open' || phase === 'started', 'nothing queued once closing (CLOSE-2)');
+  const valid = scheduler.missingDependencies() === null && scheduler.findCycles() === null;
+  expect(phase !== 'started' || valid, 'the graph is valid while started (START-2)');
 }
 
 module.exports = { Scheduler, Rejection, STATES, checkInvariants, stronglyConnectedComponents, shortestCycle };
