@@ -4,7 +4,8 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint typecheck pytest test-slow tlc-full verify-all bench clean check-java vectors
+.PHONY: run test lint typecheck pytest test-js diff-js test-slow tlc-full verify-all bench clean \
+	check-java check-node vectors
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,8 +19,9 @@ run: $(STAMP) check-java
 	$(PY) -m schedspec demo
 	$(PY) -m schedspec verify
 
-# Set-up, then the whole fast suite: ruff, mypy --strict, pytest (slow explorations excluded).
-test: $(STAMP) check-java lint typecheck pytest
+# Set-up, then the whole fast suite: ruff, mypy --strict, pytest (slow explorations excluded),
+# and the Node.js implementation's own tests.
+test: $(STAMP) check-java check-node lint typecheck pytest test-js
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests benchmarks
@@ -30,6 +32,15 @@ typecheck: $(STAMP)
 
 pytest: $(STAMP)
 	$(VENV)/bin/pytest -q -m "not slow"
+
+# The Node.js implementation (examples/js): clause, protocol and server tests, every vector, a
+# short differential run against the reference server, and its planted bugs (about 20 s).
+test-js: $(STAMP) check-node
+	node --test examples/js/test/
+
+# A long differential run of the Node.js implementation against the reference.
+diff-js: $(STAMP) check-node
+	node examples/js/test/differential.js --sessions 10000 --seed $${SEED:-1}
 
 test-slow: $(STAMP)
 	$(VENV)/bin/pytest -q -m slow
@@ -52,6 +63,11 @@ check-java:
 	@command -v java >/dev/null 2>&1 || { \
 	  echo "java not found: TLC needs a Java runtime. Install it with:"; \
 	  echo "  apt-get update && apt-get install -y default-jre-headless"; exit 1; }
+
+check-node:
+	@command -v node >/dev/null 2>&1 || { \
+	  echo "node not found: examples/js needs Node.js >= 20. Install it with:"; \
+	  echo "  apt-get update && apt-get install -y nodejs"; exit 1; }
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis

@@ -116,6 +116,15 @@ def test_cancel_4_confirm_cancel_without_a_request_is_rejected() -> None:
     assert sched.state("a") is TaskState.RUNNING
 
 
+def test_cancel_4_confirm_cancel_on_a_finished_version_answers_already_terminal() -> None:
+    # The callback rules come first: without a request, a finished version is a duplicate race.
+    sched = build(1, [("a", ())])
+    assert claimed(sched) == [("a", 1)]
+    sched.complete("a", 1)
+    outcome = sched.confirm_cancel("a", 1)
+    assert (outcome.kind, outcome.state) == (OutcomeKind.ALREADY_TERMINAL, TaskState.SUCCEEDED)
+
+
 def test_cancel_5_a_terminal_version_answers_already_terminal_claimed_or_not() -> None:
     sched = build(3, [("s", ()), ("f", ()), ("c", ()), ("k", ()), ("b", ("k",)), ("n", ())])
     sched.cancel("k")  # never claimed, cancelled

@@ -184,3 +184,19 @@ def test_wire_4_reference_create_resets_and_refused_create_keeps() -> None:
     assert ref.state is not None and list(ref.state.task_ids()) == ["a"]
     ref.handle(CREATE)
     assert list(ref.state.task_ids()) == []
+
+
+def test_wire_5_values_nested_deeper_than_64_levels_are_refused_and_the_server_goes_on() -> None:
+    """Found by the Node.js implementation: a deep value once crashed the reference server."""
+    from schedspec.conformance.protocol import NESTING_MAX, decode_line
+
+    def create(depth: int) -> bytes:
+        value = "[" * (depth - 1) + "]" * (depth - 1)
+        body = '"id":1,"op":"create","protocol":"schedspec/1","max_concurrency":'
+        return ("{" + body + value + "}").encode()
+
+    assert NESTING_MAX == 64
+    assert isinstance(decode_line(create(64)), dict)
+    refused = decode_line(create(65))
+    assert not isinstance(refused, dict) and refused.reason == "not_json"
+    assert not isinstance(decode_line(create(5000)), dict)

@@ -234,6 +234,14 @@ def test_sub_5_state_at_submission_comes_from_the_dependencies_current_versions(
     assert sched.generation("t") == 6
 
 
+def test_sub_5_a_self_dependency_names_the_new_version_never_the_replaced_one() -> None:
+    sched = build(1, [("a", ())], start=False)
+    sched.cancel("a")
+    assert sched.submit("a", ("a",), noop) == 2
+    assert (sched.state("a"), sched.blocking_cause("a")) == (TaskState.PENDING, None)
+    assert remaining(core(sched), "a") == 1
+
+
 def test_sub_5_an_unsubmitted_dependency_counts_as_remaining() -> None:
     sched = build(1, [("a", ()), ("t", ("a", "x", "y"))], start=False)
     assert remaining(core(sched), "t") == 3

@@ -12,8 +12,8 @@
  * spelling and never a boolean (WIRE-6), and strings by Unicode code point (WIRE-7).
  */
 
-/** RFC 8259, section 9, lets a parser limit nesting; the protocol names no limit, so this is ours. */
-const NESTING_MAX = 1000;
+/** WIRE-5: arrays and objects nested deeper than this make a line not_json (RFC 8259, section 9). */
+const NESTING_MAX = 64;
 
 class NotIJson extends Error {}
 

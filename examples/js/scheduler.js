@@ -321,34 +321,15 @@ class Scheduler {
   }
 
   /**
-   * SUB-9: the cycle a new version of `task` with `deps` would close, or null. The graph of
-   * current versions is acyclic after start, so every such cycle passes through `task`: it runs
-   * from the new version to one of `deps` and back through dependents. The text fixes no path
-   * for this case; this one is the reference's (see README.md, "Where the text was unclear"):
-   * it starts at `task`, and is the shortest path found breadth-first backwards from `task`
-   * through dependents in ascending sequence order to the nearest of `deps`. A task that names
-   * itself closes [task, task] whatever else it names.
+   * SUB-9: the cycle a new version of `task` with `deps` would close, or null. The rule is
+   * START-3's with `task` as t0: a shortest cycle through `task`, breadth-first along the new
+   * version's dependencies in their submitted order and then each current version's. The graph
+   * of current versions is acyclic after start, so every such cycle passes through `task`. A
+   * task that names itself closes [task, task].
    */
   cycleClosedBy(task, deps) {
-    const targets = new Set(deps);
-    if (targets.has(task)) return [task, task];
-    const parent = new Map([[task, null]]);
-    const queue = [task];
-    for (let head = 0; head < queue.length; head += 1) {
-      for (const dependent of this.dependentsBySequence(queue[head])) {
-        if (parent.has(dependent)) continue;
-        parent.set(dependent, queue[head]);
-        // The chain runs dependent -> ... -> task along dependencies, so [task, chain] is the cycle.
-        if (targets.has(dependent)) return [task, ...pathFrom(task, dependent, parent).reverse()];
-        queue.push(dependent);
-      }
-    }
-    return null;
-  }
-
-  dependentsBySequence(task) {
-    const versions = [...(this.dependentsOf.get(task) ?? [])].map((id) => this.tasks.get(id));
-    return versions.sort(bySequence).map((version) => version.task);
+    const successors = (node) => (node === task ? deps : this.tasks.get(node).deps);
+    return shortestCycle(task, successors, EVERY_TASK);
   }
 
   // ---------------------------------------------------------------- ready (CLAIM-*)
@@ -602,6 +583,7 @@ function view(version) {
  * search never leaves it. Returns [start, t1, ..., start].
  */
 function shortestCycle(start, successors, members) {
+  // Returns null when `start` is on no cycle, which only SUB-9's search can meet.
   const parent = new Map([[start, null]]);
   const queue = [start];
   for (let head = 0; head < queue.length; head += 1) {
@@ -613,8 +595,11 @@ function shortestCycle(start, successors, members) {
       queue.push(next);
     }
   }
-  throw new Error(`no cycle through ${JSON.stringify(start)} in its component`);
+  return null;
 }
+
+/** The `members` of a search that may go anywhere (SUB-9). */
+const EVERY_TASK = { has: () => true };
 
 /** The breadth-first path [start, ..., last], read back from `last` through `parent`. */
 function pathFrom(start, last, parent) {

@@ -35,6 +35,8 @@ SUPPORTED: tuple[str, ...] = (PROTOCOL,)
 # The reference's limit on one request line (WIRE-13, order 1). Scenarios need a few hundred
 # bytes; the limit only keeps a runaway driver from exhausting the server's memory.
 LINE_BYTES_MAX = 1 << 20
+# WIRE-5: arrays and objects nested deeper than this make a line `not_json`.
+NESTING_MAX = 64
 
 # Every operation's members besides `id` and `op`: (required, optional), required ones in the
 # order in which a missing one is reported (WIRE-13, order 7).
@@ -137,6 +139,22 @@ def _unpaired_surrogate(value: JsonValue) -> str | None:
     return None
 
 
+def _depth(value: JsonValue) -> int:
+    """How deeply arrays and objects nest in `value` (a scalar is 0), without recursion."""
+    deepest = 0
+    stack: list[tuple[JsonValue, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+        elif isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        else:
+            continue
+        deepest = max(deepest, depth + 1)
+    return deepest
+
+
 def decode_json(text: str) -> JsonValue:
     """Parse one I-JSON text; raises ValueError naming what is wrong."""
     try:
@@ -147,7 +165,9 @@ def decode_json(text: str) -> JsonValue:
             parse_constant=_refuse_constant,
         )
     except RecursionError:
-        raise ValueError("JSON nested too deeply") from None
+        raise ValueError(f"JSON nested deeper than {NESTING_MAX} levels") from None
+    if _depth(value) > NESTING_MAX:
+        raise ValueError(f"JSON nested deeper than {NESTING_MAX} levels")
     bad = _unpaired_surrogate(value)
     if bad is not None:
         raise ValueError(f"string {bad!r} holds an unpaired surrogate")
