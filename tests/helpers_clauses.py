@@ -70,7 +70,7 @@ def run_core(limit: int, events: Iterable[object]) -> tuple[State, list[tuple[fx
         before = s
         s, effects = step(s, event)  # type: ignore[arg-type]
         assert validate_state(s) == []
-        assert check_transition(before, s, effects) == []
+        assert check_transition(before, s, effects, event) == []  # type: ignore[arg-type]
         history.append(effects)
     return s, history
 

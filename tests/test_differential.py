@@ -124,7 +124,7 @@ class DifferentialMachine(RuleBasedStateMachine):
         assert effects == expected, f"event {numbered!r}\n core:  {effects!r}\n model: {expected!r}"
         if all_rejected(effects[0]):
             assert after is before, f"rejected {numbered!r} but the state changed (SUB-3)"
-        problems = check_transition(before, after, effects)
+        problems = check_transition(before, after, effects, numbered)
         assert not problems, problems
         for e in effects:
             if isinstance(e, Claimed):

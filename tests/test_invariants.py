@@ -120,3 +120,16 @@ def test_check_transition_catches_a_terminal_version_that_moved() -> None:
     assert before.cells[i] & 7 == SUCCEEDED
     after = replace(before, cells=before.cells.set(i, (before.cells[i] & ~7) | READY))
     assert any("terminal" in p for p in inv.check_transition(before, after, ()))
+
+
+def test_stale_callback_releases_nothing_catches_a_callback_ending_another_version() -> None:
+    """A `fail` naming generation 1 that ended generation 2 (as a core that ignored the
+    generation would) is caught, though its reply looks like an acceptance."""
+    before = built(
+        1, [Submit("a", ()), Start(), Claim(), Complete("a", 1), Submit("a", ()), Claim()]
+    )
+    after, effects = step(before, Fail("a", 2))
+    assert inv.check_transition(before, after, effects, Fail("a", 2)) == []
+    problems = inv.check_transition(before, after, effects, Fail("a", 1))
+    assert problems and problems[0].startswith("StaleCallbackReleasesNothing: 'a'@2 left running")
+    assert inv.check_transition(before, after, effects, Claim()) != []

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .effects import Answered, Claimed, Effect, Rejected, Submitted, Transitioned
+from .events import Complete, CompleteBatch, ConfirmCancel, Event, Fail
 from .graph import strongly_connected
 from .state import (
     ABSENT,
@@ -222,10 +223,12 @@ def validate_state(s: State) -> list[str]:
 # (a version is claimed at most once, ever) are checked by callers that keep the history: the
 # explorer's `ClaimedAtMostOnce`, the differential test's claim counts.
 
-Property = Callable[[State, State, tuple[Effect, ...]], list[str]]
+Property = Callable[[State, State, tuple[Effect, ...], Event | None], list[str]]
 
 
-def TerminalNeverChanges(before: State, after: State, effects: tuple[Effect, ...]) -> list[str]:
+def TerminalNeverChanges(
+    before: State, after: State, effects: tuple[Effect, ...], event: Event | None = None
+) -> list[str]:
     """STATE-3: a terminal version never changes state while it stays current."""
     if after is before:
         return []
@@ -239,7 +242,7 @@ def TerminalNeverChanges(before: State, after: State, effects: tuple[Effect, ...
 
 
 def ReleasedOnlyWhenDepsSucceeded(
-    before: State, after: State, effects: tuple[Effect, ...]
+    before: State, after: State, effects: tuple[Effect, ...], event: Event | None = None
 ) -> list[str]:
     """STATE-4, DONE-1: a version released in this step has every dependency's current version
     succeeded after it; a claim takes only versions that were ready (CLAIM-3)."""
@@ -263,7 +266,7 @@ def ReleasedOnlyWhenDepsSucceeded(
 
 
 def NothingClaimedOrSubmittedAfterClose(
-    before: State, after: State, effects: tuple[Effect, ...]
+    before: State, after: State, effects: tuple[Effect, ...], event: Event | None = None
 ) -> list[str]:
     """CLOSE-1, SUB-10, CLAIM-1: once closing, nothing is submitted or claimed, and the phase
     never goes back."""
@@ -283,10 +286,12 @@ def NothingClaimedOrSubmittedAfterClose(
 
 
 def StaleCallbackReleasesNothing(
-    before: State, after: State, effects: tuple[Effect, ...]
+    before: State, after: State, effects: tuple[Effect, ...], event: Event | None = None
 ) -> list[str]:
-    """DONE-4, DONE-5, SUB-3: a stale or duplicate callback, and any rejected event, returns
-    the very same state and reports no change."""
+    """DONE-4, DONE-5, VER-2, SUB-3: a stale or duplicate callback, and any rejected event,
+    returns the very same state and reports no change; and a version leaves `running` only by a
+    callback naming exactly that version (so a callback for an older generation can never end,
+    and release the dependents of, the current one)."""
     reply = effects[0] if effects else None
     settled = isinstance(reply, Rejected) or (
         isinstance(reply, Answered)
@@ -294,10 +299,33 @@ def StaleCallbackReleasesNothing(
     )
     if settled and (after is not before or len(effects) > 1):
         return [f"{type(reply).__name__} {reply} changed the state or reported a change"]
-    return []
+    if event is None:
+        return []
+    named = _named_versions(event)
+    return [
+        f"{e.task_id!r}@{e.generation} left running on {type(event).__name__} naming {named}"
+        for e in effects
+        if isinstance(e, Transitioned)
+        and e.source is TaskState.RUNNING
+        and (e.task_id, e.generation) not in named
+    ]
 
 
-def EveryChangeNotified(before: State, after: State, effects: tuple[Effect, ...]) -> list[str]:
+def _named_versions(event: Event) -> list[tuple[object, object]]:
+    """The versions an event's callbacks name (none for any other event). A list: a bogus
+    event may name an unhashable task id."""
+    match event:
+        case Complete() | Fail() | ConfirmCancel():
+            return [(event.task_id, event.generation)]
+        case CompleteBatch():
+            return [(c.task_id, c.generation) for c in event.completions]
+        case _:
+            return []
+
+
+def EveryChangeNotified(
+    before: State, after: State, effects: tuple[Effect, ...], event: Event | None = None
+) -> list[str]:
     """EFFECT-2: every version that changed state or was replaced has a notification."""
     if after is before:
         return []
@@ -325,6 +353,9 @@ PROPERTIES: tuple[Property, ...] = (
 )
 
 
-def check_transition(before: State, after: State, effects: tuple[Effect, ...]) -> list[str]:
-    """Every property of one step, each violation prefixed by the property's name."""
-    return [f"{p.__name__}: {v}" for p in PROPERTIES for v in p(before, after, effects)]
+def check_transition(
+    before: State, after: State, effects: tuple[Effect, ...], event: Event | None = None
+) -> list[str]:
+    """Every property of one step, each violation prefixed by the property's name. Give the
+    `event` where it is known: some properties need what it names."""
+    return [f"{p.__name__}: {v}" for p in PROPERTIES for v in p(before, after, effects, event)]

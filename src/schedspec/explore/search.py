@@ -165,7 +165,7 @@ def explore(
                 except Exception as crash:  # a broken core may raise; the real one never does
                     message = f"{move.describe()} raised {type(crash).__name__}: {crash}"
                     raise _Found("EFFECT-1", "crash", message, i, position) from crash
-                problems = check_transition(node.core, after.core, effects)
+                problems = check_transition(node.core, after.core, effects, move.event)
                 if problems:
                     name, _, message = problems[0].partition(": ")
                     raise _Found(name, "property", message, i, position)

@@ -157,7 +157,7 @@ def recheck(scope: Scope, steps: list[TraceStep]) -> list[str]:
     problems: list[str] = []
     node = initial(scope)
     for s in steps:
-        problems += check_transition(node.core, s.node.core, s.effects)
+        problems += check_transition(node.core, s.node.core, s.effects, s.move.event)
         problems += validate_state(s.node.core)
         problems += [
             f"ClaimedAtMostOnce: {p}" for p in ClaimedAtMostOnce(s.node.core, s.node.claims)

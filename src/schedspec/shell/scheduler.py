@@ -171,7 +171,7 @@ class TaskScheduler:
             before = self._state
             self._state, effects = step(before, event)
             if self._validate:
-                self._check(before, self._state, effects)
+                self._check(before, event, self._state, effects)
             tokens = self._carry_out(effects)
         reply = effects[0]
         if isinstance(reply, fx.Rejected):
@@ -199,8 +199,10 @@ class TaskScheduler:
         return made
 
     @staticmethod
-    def _check(before: State, after: State, effects: tuple[fx.Effect, ...]) -> None:
-        problems = validate_state(after) + check_transition(before, after, effects)
+    def _check(
+        before: State, event: ev.Event, after: State, effects: tuple[fx.Effect, ...]
+    ) -> None:
+        problems = validate_state(after) + check_transition(before, after, effects, event)
         if isinstance(effects[0], fx.Rejected) and after is not before:
             problems.append("a rejected event changed the state")
         if problems:
