@@ -19,9 +19,9 @@ from .graph import strongly_connected
 from .state import (
     ABSENT,
     BLOCKED,
+    BUCKET,
     CANCEL_REQUESTED,
     CANCELLED,
-    CHUNK,
     CLAIMED,
     DEPS,
     FAILED,
@@ -62,15 +62,16 @@ def _deps(s: State, i: int) -> tuple[int, ...]:
 
 
 def TypeOK(s: State) -> list[str]:
-    """Every column has one entry per task, and every cell decodes to a legal combination."""
+    """Every column has one entry per task, the index holds every task once, and every cell
+    decodes to a legal combination."""
     problems = []
     n = len(s.versions)
     for column in ("cells", "dependents", "data"):
         if len(getattr(s, column)) != n:
             problems.append(f"column {column} has {len(getattr(s, column))} entries, not {n}")
-    held = sorted(i for chunk in s.index for i in chunk[1::2] if i >= 0)
-    if held != list(range(n)) or 2 * n > len(s.index) * CHUNK:
-        problems.append(f"index holds {held} in {len(s.index) * CHUNK} slots, not 0..{n - 1}")
+    held = sorted(i for bucket in s.index for i in bucket[1::2] if i >= 0)
+    if held != list(range(n)) or 2 * n > len(s.index) * BUCKET:
+        problems.append(f"index holds {held} in {len(s.index) * BUCKET} slots, not 0..{n - 1}")
     for i in _versions(s):
         if find(s.index, _name(s, i)) != i:
             problems.append(f"index does not map {_name(s, i)!r} to {i}")
@@ -113,11 +114,14 @@ def ReverseEdgesMatch(s: State) -> list[str]:
     for i in _versions(s):
         for d in _deps(s, i):
             expected[d].add(i)
-    return [
-        f"dependents of {_name(s, i)!r}: kept {sorted(s.dependents[i])}, expected {sorted(want)}"
-        for i, want in expected.items()
-        if set(s.dependents[i]) != want
-    ]
+    problems = []
+    for i, want in expected.items():
+        kept = set(s.dependents[i])
+        if kept != want:
+            problems.append(
+                f"dependents of {_name(s, i)!r}: kept {sorted(kept)}, expected {sorted(want)}"
+            )
+    return problems
 
 
 def RunningWithinLimit(s: State) -> list[str]:

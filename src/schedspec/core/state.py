@@ -4,38 +4,39 @@ How it is laid out, and why:
 
 - Task ids are interned to dense ints, their task indices, the first time they are mentioned, as
   a task or as a dependency. Every per-task fact is then an entry of a column: a persistent
-  vector indexed by that int. A step copies only the few vector nodes it touches, never a whole
-  map, so a state can be kept (a snapshot, a state of the explorer) at no cost to the next one.
-- The cyclic garbage collector visits every entry of every persistent vector at each full
-  collection, and above 10^5 tasks that dominates the cost of a persistent state, worst where it
-  visits objects in an order unrelated to where they lie in memory. Hence the shapes below.
-- `index` finds a task id's index: an open-addressing hash table (linear probing, at most half
-  full) whose slots hold a task id and its index. Its slots are grouped in flat tuples of
-  `CHUNK` slots. A tuple of strs and ints is untracked by the garbage collector, so it visits
-  one object per chunk; a persistent map keyed by the ids (`immutables.Map`) makes it visit
-  every id and every index, in hash order, which at 10^6 tasks costs more than the whole rest
-  of the state.
-- There are few columns, and facts that change together, or never, share an entry:
-  - `cells`: the facts of the current version that change during its life, packed into one small
-    int: the state code in bits 0-2, the `CLAIMED` and `CANCEL_REQUESTED` flags, and the
+  vector (`pyrsistent`) indexed by that int. A step copies only the few vector nodes it touches,
+  never a whole column, so a state can be kept (a snapshot, a state of the explorer) at no cost
+  to the next one.
+- Above 10^5 tasks the cost of a persistent state is dominated by Python's cyclic garbage
+  collector, which visits every entry of every persistent vector, and every key and value of a
+  persistent map, at each full collection, slowest where it visits objects in an order unrelated
+  to where they lie in memory. Hence few columns, entries the collector does not track (small
+  ints, and tuples of ints and strs, which it stops tracking), and no persistent map keyed by id.
+- The columns, and what one entry holds:
+  - `cells`: the facts of the current version that change during its life, packed into one
+    small int: the state code in bits 0-2, the `CLAIMED` and `CANCEL_REQUESTED` flags, and the
     remaining-dependency count above them. Claims and completions touch one int per version.
   - `versions`: the facts fixed for the life of a version, as one flat tuple `(task id,
-    generation, seq, dep, dep, ...)` (see `NAME`, `GENERATION`, `SEQ`, `DEPS`), the dependencies
-    as task indices in submitted order. A submission replaces the whole tuple. Tuples of ints
-    and strs are untracked by the garbage collector, so this costs one visit per task.
+    generation, seq, dep, dep, ...)` (see `NAME`, `GENERATION`, `SEQ`, `DEPS`), the
+    dependencies as task indices in submitted order. A submission replaces the whole tuple.
   - `dependents`: the reverse edges, kept exactly: entry `d` holds the tasks whose current
     version depends on `d` (see `Edges`). A completion touches only its own out-edges (DONE-1).
   - `data`: the payload (`fn`) of a queued or running version, then the detail of a terminal one
     (result, error, cancellation reason or blocking `Cause`). A payload is read only by the one
     claim of its version, which comes before the version is terminal, and a detail exists only
     once it is terminal, so one entry holds both, one after the other.
-- `by_seq` maps each submission sequence number to its task index (VER-3).
+  - `by_seq`, indexed by submission sequence number: the task index of that submission (VER-3).
+- `index` finds a task id's index: an open-addressing hash table (linear probing, at most half
+  full) whose slots hold a task id and its index, grouped in flat tuples of `BUCKET` slots,
+  which the collector does not track, so it visits one object per bucket. A persistent map
+  keyed by the ids (`immutables.Map`) makes it visit every id and every index in hash order:
+  at 10^6 tasks that cost 0.9 s per full collection, three times the rest of the state.
 - `ready` is a 64-ary bitmap tree over submission sequence numbers: a set bit means that the
   version with that sequence number is `ready`. Finding the smallest is one word per level, so
   claims cost O(log64 V) and the claim order is the sequence order (CLAIM-3) by construction.
 
-A task index with no version yet (mentioned only as a dependency) has the code `ABSENT`,
-generation 0 and sequence number -1.
+A task index with no version yet (mentioned only as a dependency) has the code `ABSENT` and the
+version `(task id, 0, -1)`: generation 0, sequence number -1, no dependencies.
 """
 
 from __future__ import annotations
@@ -77,13 +78,13 @@ TERMINAL_CODES = frozenset({SUCCEEDED, FAILED, CANCELLED, BLOCKED})
 Version = tuple[Any, ...]
 NAME, GENERATION, SEQ, DEPS = 0, 1, 2, 3
 
-# Index layout: slots per chunk, each slot two entries, a task id (None while empty) and its
+# Index layout: slots per bucket, each slot two entries, a task id (None while empty) and its
 # task index (-1 while empty).
-CHUNK_SHIFT = 4
-CHUNK = 1 << CHUNK_SHIFT
-CHUNK_MASK = CHUNK - 1
+BUCKET_SHIFT = 4
+BUCKET = 1 << BUCKET_SHIFT
+BUCKET_MASK = BUCKET - 1
 EMPTY_SLOT = -1
-EMPTY_CHUNK: tuple[Any, ...] = (None, EMPTY_SLOT) * CHUNK
+EMPTY_BUCKET: tuple[Any, ...] = (None, EMPTY_SLOT) * BUCKET
 Index = PVector[tuple[Any, ...]]
 
 WORD_BITS = 64
@@ -112,6 +113,11 @@ def edges_remove(edges: Edges, i: int) -> Edges:
     return edges.delete(i)
 
 
+def slots_of(index: Index) -> list[Any]:
+    """The slots of a hash table as one flat list `[name, i, name, i, ...]`, None where empty."""
+    return [item for bucket in index for item in bucket]
+
+
 class Facts(NamedTuple):
     """The facts of one current version (`State.facts`). `remaining` is 0 unless pending."""
 
@@ -130,8 +136,8 @@ class Facts(NamedTuple):
 class State:
     """One immutable scheduler state. Build the first with `initial_state`.
 
-    Columns (indexed by task index, see the module docstring): `cells`, `versions`,
-    `dependents`, `data`; `by_seq` is indexed by submission sequence number.
+    Columns (see the module docstring), indexed by task index: `cells`, `versions`,
+    `dependents`, `data`; indexed by submission sequence number: `by_seq`.
     """
 
     phase: Phase
@@ -192,7 +198,6 @@ class State:
             return None
         cell = self.cells[i]
         version = self.versions[i]
-        versions = self.versions
         return Facts(
             STATE_OF[cell & STATE_MASK],
             version[GENERATION],
@@ -200,7 +205,7 @@ class State:
             bool(cell & CLAIMED),
             bool(cell & CANCEL_REQUESTED),
             cell >> REMAINING_SHIFT,
-            tuple([versions[d][NAME] for d in version[DEPS:]]),
+            tuple([self.versions[d][NAME] for d in version[DEPS:]]),
             self.detail_at(i),
         )
 
@@ -226,49 +231,56 @@ class State:
 
 def find(index: Any, task_id: str) -> int | None:
     """The task index of `task_id` in the table `index` (or its evolver), or None."""
-    mask = (len(index) << CHUNK_SHIFT) - 1
+    mask = (len(index) << BUCKET_SHIFT) - 1
     slot = hash(task_id) & mask
     while True:
-        chunk = index[slot >> CHUNK_SHIFT]
-        k = (slot & CHUNK_MASK) << 1
-        name = chunk[k]
+        bucket = index[slot >> BUCKET_SHIFT]
+        k = (slot & BUCKET_MASK) << 1
+        name = bucket[k]
         if name is None:
             return None
         if name == task_id:
-            i: int = chunk[k + 1]
+            i: int = bucket[k + 1]
             return i
         slot = (slot + 1) & mask
 
 
-def place(index: Any, task_id: TaskId, i: int) -> None:
+def place(index: Any, task_id: str, i: int) -> None:
     """Put `task_id` and its index `i` in the first empty slot of its probe sequence.
 
     `index` is an evolver of the table, which must not hold `task_id` and must have room.
     """
-    mask = (len(index) << CHUNK_SHIFT) - 1
+    mask = (len(index) << BUCKET_SHIFT) - 1
     slot = hash(task_id) & mask
-    while index[slot >> CHUNK_SHIFT][(slot & CHUNK_MASK) << 1] is not None:
+    while index[slot >> BUCKET_SHIFT][(slot & BUCKET_MASK) << 1] is not None:
         slot = (slot + 1) & mask
-    chunk = list(index[slot >> CHUNK_SHIFT])
-    k = (slot & CHUNK_MASK) << 1
-    chunk[k : k + 2] = task_id, i
-    index[slot >> CHUNK_SHIFT] = tuple(chunk)
+    bucket = list(index[slot >> BUCKET_SHIFT])
+    k = (slot & BUCKET_MASK) << 1
+    bucket[k : k + 2] = task_id, i
+    index[slot >> BUCKET_SHIFT] = tuple(bucket)
 
 
-def index_of(names: list[TaskId]) -> Index:
-    """A table of task index `i` for each `names[i]`, a quarter full, so with room to grow."""
-    slots = CHUNK
-    while slots < 4 * len(names):
+def index_of(names: list[Any], indices: list[int]) -> Index:
+    """A table mapping each `names[k]` to `indices[k]` (a name of None is skipped), sized to be
+    at most half full.
+
+    The indices are the very int objects given, not equal copies: one int per task suffices.
+    """
+    count = len(names) - names.count(None)
+    slots = BUCKET
+    while slots < 2 * count:
         slots <<= 1
     mask = slots - 1
     flat: list[Any] = [None, EMPTY_SLOT] * slots
-    for i, name in enumerate(names):
+    for name, i in zip(names, indices, strict=True):
+        if name is None:
+            continue
         slot = hash(name) & mask
         while flat[slot << 1] is not None:
             slot = (slot + 1) & mask
         flat[slot << 1] = name
         flat[(slot << 1) + 1] = i
-    width = CHUNK << 1
+    width = BUCKET << 1
     return pvector([tuple(flat[k : k + width]) for k in range(0, slots << 1, width)])
 
 
@@ -307,7 +319,7 @@ def initial_state(limit: int) -> State:
         phase=Phase.OPEN,
         limit=limit,
         running=0,
-        index=pvector([EMPTY_CHUNK]),
+        index=pvector([EMPTY_BUCKET]),
         cells=empty,
         versions=empty,
         dependents=empty,

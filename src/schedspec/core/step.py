@@ -69,9 +69,9 @@ from .events import (
 from .state import (
     ABSENT,
     BLOCKED,
+    BUCKET_SHIFT,
     CANCEL_REQUESTED,
     CANCELLED,
-    CHUNK_SHIFT,
     CLAIMED,
     CODE_OF,
     DEPS,
@@ -101,6 +101,7 @@ from .state import (
     find,
     index_of,
     place,
+    slots_of,
     smallest_ready,
 )
 from .table import PHASE_TRANSITIONS, TRANSITIONS
@@ -125,6 +126,11 @@ for (_source, _target), _events in TRANSITIONS.items():
         _code = ABSENT if _source is None else CODE_OF[_source]
         _LEGAL[_event] = _LEGAL.get(_event, 0) | 1 << (_code << STATE_BITS | CODE_OF[_target])
 _FLAGS = CLAIMED | CANCEL_REQUESTED
+# The bits a move sets in the cell, by target code: a claim also marks the version claimed.
+_TARGET_BITS = tuple(code | CLAIMED if code == RUNNING else code for code in range(ABSENT + 1))
+# The bits a move keeps, by target code: the flags, and for a new pending version (the only
+# move to PENDING) the remaining count it was submitted with.
+_KEPT_BITS = tuple(~STATE_MASK if code == PENDING else _FLAGS for code in range(ABSENT + 1))
 # The source state a notification reports, by cell code: None for a new version.
 _SOURCE_STATE: tuple[Any, ...] = (*STATE_OF, None)
 
@@ -181,7 +187,7 @@ class _Tx:
 
     Task ids first mentioned in this step are found through `fresh`, a plain dict, and join the
     hash table `index` only when the step is frozen: a batch of 10^5 submissions then probes the
-    table for none of the ids it introduces, and rebuilds each chunk of it at most once.
+    table for none of the ids it introduces.
     """
 
     __slots__ = (
@@ -211,7 +217,7 @@ class _Tx:
         self.phase = base.phase
         self.running = base.running
         self.index = base.index
-        self.fresh: dict[TaskId, int] = {}
+        self.fresh: dict[str, int] = {}
         self.cells: Any = base.cells
         self.versions: Any = base.versions
         self.dependents: Any = base.dependents
@@ -238,13 +244,14 @@ class _Tx:
 
     def freeze(self) -> State:
         base, grown = self.base, self.grown
+        versions = self.versions.persistent() if grown else base.versions
         return State(
             phase=self.phase,
             limit=base.limit,
             running=self.running,
             index=self._merged_index() if self.fresh else base.index,
             cells=self.cells.persistent(),
-            versions=self.versions.persistent() if grown else base.versions,
+            versions=versions,
             dependents=self.dependents.persistent() if grown else base.dependents,
             data=self.data.persistent(),
             by_seq=self.by_seq.persistent() if grown else base.by_seq,
@@ -252,11 +259,11 @@ class _Tx:
         )
 
     def _merged_index(self) -> Index:
-        """The hash table with the ids of `fresh`, grown fourfold if it would be over half full."""
-        count = len(self.versions)
-        if 2 * count > len(self.index) << CHUNK_SHIFT:
-            versions = self.versions
-            return index_of([versions[i][NAME] for i in range(count)])
+        """The hash table with the ids of `fresh`, rebuilt larger if it would be over half full."""
+        if 2 * len(self.versions) > len(self.index) << BUCKET_SHIFT:
+            held = slots_of(self.index)
+            names = held[0::2] + list(self.fresh)
+            return index_of(names, held[1::2] + list(self.fresh.values()))
         index = self.index.evolver()
         for task_id, i in self.fresh.items():
             place(index, task_id, i)
@@ -265,14 +272,16 @@ class _Tx:
 
     # Reads.
 
-    def find(self, task_id: TaskId) -> int | None:
+    def find(self, task_id: str) -> int | None:
         """Index of a task mentioned so far, submitted or not, else None."""
         i = self.fresh.get(task_id)
         return find(self.index, task_id) if i is None else i
 
-    def lookup(self, task_id: TaskId) -> int | None:
+    def lookup(self, task_id: str) -> int | None:
         """Index of a submitted task (one that has a version), else None."""
-        i = self.find(task_id)
+        i = self.fresh.get(task_id)
+        if i is None:
+            i = find(self.index, task_id)
         if i is None or self.cells[i] & STATE_MASK == ABSENT:
             return None
         return i
@@ -298,12 +307,12 @@ class _Tx:
 
     # Writes, after `open` or `grow`.
 
-    def intern(self, task_id: TaskId) -> int:
+    def intern(self, task_id: str) -> int:
         """The index of `task_id`, creating an absent entry on first mention (after `grow`)."""
         found = self.find(task_id)
         return self.add(task_id) if found is None else found
 
-    def add(self, task_id: TaskId) -> int:
+    def add(self, task_id: str) -> int:
         """The index of a new, absent entry for `task_id`, which has none (after `grow`)."""
         i: int = len(self.cells)
         self.cells.append(ABSENT)
@@ -315,7 +324,8 @@ class _Tx:
 
     def move(self, i: int, target: int, event: str) -> None:
         """The one place a version's state changes (STATE-2), with its bookkeeping."""
-        self.open()
+        if not self.changed:
+            self.open()
         cells = self.cells
         cell = cells[i]
         source = cell & STATE_MASK
@@ -324,14 +334,12 @@ class _Tx:
             STATE_OF[target],
             event,
         )
-        version = self.versions[i]
-        if target == RUNNING:
-            cells[i] = (cell & _FLAGS) | RUNNING | CLAIMED
+        cells[i] = (cell & _KEPT_BITS[target]) | _TARGET_BITS[target]
+        if source == RUNNING:
+            self.running -= 1
+        elif target == RUNNING:
             self.running += 1
-        else:
-            cells[i] = (cell & _FLAGS) | target
-            if source == RUNNING:
-                self.running -= 1
+        version = self.versions[i]
         if source == READY:
             self._ready_clear(version[SEQ])
         elif target == READY:
@@ -413,7 +421,8 @@ class _Tx:
         while frontier:
             v = frontier.pop()
             for j in dependents[v]:
-                if j not in seen and cells[j] & STATE_MASK == PENDING:
+                code = cells[j] & STATE_MASK
+                if code == PENDING and j not in seen:
                     seen.add(j)
                     blocked.append(j)
                     frontier.append(j)
@@ -434,16 +443,16 @@ def _resolve(tx: _Tx, task_id: object, generation: object, allow_current: bool) 
     eid = tx.event_id
     if not isinstance(task_id, str) or not task_id:
         return Rejected(eid, InvalidTaskId(task_id))
-    tid = TaskId(task_id)
-    i = tx.lookup(tid)
+    i = tx.lookup(task_id)
     if i is None:
-        return Rejected(eid, UnknownTask(tid))
+        return Rejected(eid, UnknownTask(TaskId(task_id)))
     current: Generation = tx.versions[i][GENERATION]
     # The common case first: exactly the current generation, as a plain int.
     if generation.__class__ is int and generation == current:
         return i
     if generation is None and allow_current:
         return i
+    tid = TaskId(task_id)
     if not isinstance(generation, int) or isinstance(generation, bool) or generation < 1:
         return Rejected(eid, InvalidGeneration(tid, generation))
     if generation > current:
@@ -503,7 +512,7 @@ def _submit(tx: _Tx, ev: Submit) -> Reply:
         return Rejected(eid, RunningConflict(tid, tx.versions[old][GENERATION]))
     if started:
         assert old is not None
-        missing = tuple(sorted(d for d in deps if tx.lookup(TaskId(d)) is None))
+        missing = tuple(sorted(d for d in deps if tx.lookup(d) is None))
         if missing:
             return Rejected(eid, UnknownDependencies(((tid, missing),)))
         cycle = _would_cycle(tx, old, deps)
@@ -516,7 +525,8 @@ def _deps_problem(tid: TaskId, deps: tuple[object, ...]) -> Rejection | None:
     """SUB-1, SUB-2: the first dependency, in submitted order, that is not a non-empty str or
     repeats an earlier one; None when there is none."""
     for dep in deps:
-        if not isinstance(dep, str) or not dep:
+        # The exact class is the cheap test of the usual case; a str subclass is checked below.
+        if dep.__class__ is not str or not dep:
             break
     else:
         # All are valid ids: a set of the same size means no repeats, the usual case.
@@ -536,7 +546,7 @@ def _would_cycle(tx: _Tx, i: int, deps: tuple[str, ...]) -> tuple[TaskId, ...] |
     """The cycle a new version of task `i` with `deps` would close, as a path (SUB-9)."""
     targets: set[int] = set()
     for d in deps:
-        j = tx.lookup(TaskId(d))
+        j = tx.lookup(d)
         assert j is not None, "the caller checked that every dependency was submitted"
         targets.add(j)
     path = graph.path_to_any(i, targets, lambda v: tx.sorted_by_seq(list(tx.dependents[v])))
@@ -553,7 +563,7 @@ def _accept_submit(
     """A new version of `tid` (at index `found`, if it was mentioned before) with `deps`."""
     tx.grow()
     i = tx.add(tid) if found is None else found
-    cells, dependents, intern = tx.cells, tx.dependents, tx.intern
+    cells, dependents, fresh = tx.cells, tx.dependents, tx.fresh
     previous: Version = tx.versions[i]
     code = cells[i] & STATE_MASK
     replaced = None
@@ -564,7 +574,10 @@ def _accept_submit(
     remaining = 0
     cause: Cause | None = None
     for name in deps:
-        d = intern(name)
+        # Most dependencies of a large batch were first mentioned in it: `fresh` has them.
+        d = fresh.get(name)
+        if d is None:
+            d = tx.intern(name)
         dep_indices.append(d)
         dependents[d] = edges_add(dependents[d], i)
         # A dependency on the task itself is on the new version: not succeeded, not a cause.
@@ -577,14 +590,11 @@ def _accept_submit(
     tx.versions[i] = (tid, generation, tx.new_seq(i), *dep_indices)
     target = BLOCKED if cause is not None else READY if remaining == 0 else PENDING
     # A new version starts from ABSENT whatever the old one was: the old one is superseded.
-    cells[i] = ABSENT
+    # The move keeps the remaining count only if the new version is pending.
+    cells[i] = ABSENT | remaining << REMAINING_SHIFT
     tx.move(i, target, "Submit")
-    if target == PENDING:
-        cells[i] += remaining << REMAINING_SHIFT
-    if cause is None:
-        tx.data[i] = payload
-    else:
-        tx.data[i] = cause
+    tx.data[i] = payload if cause is None else cause
+    if cause is not None:
         tx.block_descendants(i, cause, "Submit")
     return Submitted(tx.event_id, tid, generation, STATE_OF[target], replaced)
 
@@ -600,15 +610,15 @@ def _supersede(tx: _Tx, i: int, previous: Version, code: int) -> None:
     if code == SUCCEEDED:
         # SUB-8: pending dependents wait again for the new version.
         for j in dependents[i]:
-            if cells[j] & STATE_MASK == PENDING:
-                cells[j] += REMAINING_ONE
+            cell = cells[j]
+            if cell & STATE_MASK == PENDING:
+                cells[j] = cell + REMAINING_ONE
 
 
 def _start(tx: _Tx) -> Reply:
     if tx.phase is not Phase.OPEN:
         return Started(tx.event_id, False)
-    versions = tx.versions
-    nodes = [i for seq, i in enumerate(tx.by_seq) if versions[i][SEQ] == seq]
+    nodes = [i for seq, i in enumerate(tx.by_seq) if tx.versions[i][SEQ] == seq]
     if _names_unsubmitted(tx):
         return Rejected(tx.event_id, _unknown_dependencies(tx, nodes))
     rejection = _cycles(tx, nodes)
@@ -632,11 +642,10 @@ def _names_unsubmitted(tx: _Tx) -> bool:
 
 def _unknown_dependencies(tx: _Tx, nodes: list[int]) -> UnknownDependencies:
     """START-2: each task naming unsubmitted ids, in submission order, with those ids sorted."""
-    versions = tx.versions
     missing = []
     for i in nodes:
-        version = versions[i]
-        absent = sorted(versions[d][NAME] for d in version[DEPS:] if tx.code(d) == ABSENT)
+        version = tx.versions[i]
+        absent = sorted(tx.versions[d][NAME] for d in version[DEPS:] if tx.code(d) == ABSENT)
         if absent:
             missing.append((version[NAME], tuple(absent)))
     return UnknownDependencies(tuple(missing))
@@ -646,7 +655,9 @@ def _cycles(tx: _Tx, nodes: list[int]) -> Cycles | None:
     """START-2, START-3: one shortest cycle per cyclic component, and who depends on one."""
     versions, dependents = tx.versions, tx.dependents
     size = len(tx.cells)
-    held = graph.held_by_cycles(nodes, lambda v: len(versions[v]) - DEPS, dependents.__getitem__)
+    held = graph.held_by_cycles(
+        nodes, lambda v: len(versions[v]) - DEPS, dependents.__getitem__, size
+    )
     if not held:
         return None
 
@@ -707,12 +718,14 @@ def _complete(tx: _Tx, ev: Complete) -> Reply:
     for j in tx.dependents[i]:
         cell = cells[j]
         if cell & STATE_MASK == PENDING:
+            # A pending cell has no flags, so it is below REMAINING_ONE once its count is 0.
             cell -= REMAINING_ONE
             cells[j] = cell
             if cell < REMAINING_ONE:
                 released.append(j)
-    for j in tx.sorted_by_seq(released) if len(released) > 1 else released:  # EFFECT-3
-        tx.move(j, READY, "Complete")
+    if released:
+        for j in tx.sorted_by_seq(released) if len(released) > 1 else released:  # EFFECT-3
+            tx.move(j, READY, "Complete")
     tx.finish_drain("Complete")
     return _answer(tx, OutcomeKind.ACCEPTED, i)
 
@@ -768,9 +781,8 @@ def _close(tx: _Tx) -> Reply:
         return Closed(tx.event_id, False)
     tx.set_phase(Phase.CLOSING, "Close")
     # CLOSE-2: every queued version is cancelled at once, in sequence order; none is blocked.
-    versions = tx.versions
     for seq, i in enumerate(tx.by_seq):
-        if versions[i][SEQ] == seq and tx.code(i) in (PENDING, READY):
+        if tx.versions[i][SEQ] == seq and tx.code(i) in (PENDING, READY):
             tx.move(i, CANCELLED, "Close")
             tx.data[i] = REASON_SHUTDOWN
     tx.finish_drain("Close")
