@@ -197,17 +197,26 @@ class State:
         if i is None:
             return None
         cell = self.cells[i]
-        version = self.versions[i]
-        return Facts(
-            STATE_OF[cell & STATE_MASK],
-            version[GENERATION],
-            version[SEQ],
-            bool(cell & CLAIMED),
-            bool(cell & CANCEL_REQUESTED),
-            cell >> REMAINING_SHIFT,
-            tuple([self.versions[d][NAME] for d in version[DEPS:]]),
-            self.detail_at(i),
+        code = cell & STATE_MASK
+        versions = self.versions
+        version = versions[i]
+        deps = tuple([versions[d][NAME] for d in version[DEPS:]]) if len(version) > DEPS else ()
+        # Built as a tuple of the named type directly: the explorer reads facts by the million,
+        # and the named tuple's own constructor is a Python function.
+        facts: Facts = tuple.__new__(
+            Facts,
+            (
+                STATE_OF[code],
+                version[GENERATION],
+                version[SEQ],
+                bool(cell & CLAIMED),
+                bool(cell & CANCEL_REQUESTED),
+                cell >> REMAINING_SHIFT,
+                deps,
+                self.data[i] if code in TERMINAL_CODES else None,
+            ),
         )
+        return facts
 
     def task_ids(self) -> Iterator[TaskId]:
         """Submitted task ids in order of their first mention."""

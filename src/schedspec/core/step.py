@@ -243,19 +243,34 @@ class _Tx:
             self.by_seq = self.by_seq.evolver()
 
     def freeze(self) -> State:
-        base, grown = self.base, self.grown
-        versions = self.versions.persistent() if grown else base.versions
+        """The next state (positional arguments, in field order: this runs once per step)."""
+        base = self.base
+        ready = tuple([level.persistent() for level in self.ready])
+        if not self.grown:
+            # Only a submission changes the graph: its columns are the input state's.
+            return State(
+                self.phase,
+                base.limit,
+                self.running,
+                base.index,
+                self.cells.persistent(),
+                base.versions,
+                base.dependents,
+                self.data.persistent(),
+                base.by_seq,
+                ready,
+            )
         return State(
-            phase=self.phase,
-            limit=base.limit,
-            running=self.running,
-            index=self._merged_index() if self.fresh else base.index,
-            cells=self.cells.persistent(),
-            versions=versions,
-            dependents=self.dependents.persistent() if grown else base.dependents,
-            data=self.data.persistent(),
-            by_seq=self.by_seq.persistent() if grown else base.by_seq,
-            ready=tuple([level.persistent() for level in self.ready]),
+            self.phase,
+            base.limit,
+            self.running,
+            self._merged_index() if self.fresh else base.index,
+            self.cells.persistent(),
+            self.versions.persistent(),
+            self.dependents.persistent(),
+            self.data.persistent(),
+            self.by_seq.persistent(),
+            ready,
         )
 
     def _merged_index(self) -> Index:
