@@ -57,8 +57,8 @@ def core(sched: TaskScheduler) -> State:
 
 def remaining(state: State, task_id: str) -> int:
     """The remaining-dependency count kept for a pending version (SUB-5)."""
-    i = state.index[task_id]
-    assert state.state_of(task_id) is TaskState.PENDING
+    i = state.lookup(task_id)
+    assert i is not None and state.state_of(task_id) is TaskState.PENDING
     return int(state.cells[i] >> REMAINING_SHIFT)
 
 

@@ -14,7 +14,15 @@ import pytest
 from schedspec.core import Claim, Complete, Fail, Start, State, Submit, initial_state, step
 from schedspec.core import invariants as inv
 from schedspec.core.effects import Claimed, Grant, Transitioned
-from schedspec.core.state import ABSENT, CLAIMED, READY, REMAINING_ONE, RUNNING, SUCCEEDED
+from schedspec.core.state import (
+    ABSENT,
+    CLAIMED,
+    READY,
+    REMAINING_ONE,
+    RUNNING,
+    SUCCEEDED,
+    find,
+)
 from schedspec.core.types import Cause, Phase, TaskState
 
 
@@ -29,6 +37,13 @@ def built(limit: int, events: list[object]) -> State:
 DIAMOND = [Submit("a", ()), Submit("b", ("a",)), Submit("c", ("a",)), Submit("d", ("b", "c"))]
 
 
+def at(s: State, task_id: str) -> int:
+    """The task index of `task_id`, submitted or only named as a dependency."""
+    i = find(s.index, task_id)
+    assert i is not None
+    return i
+
+
 def flagged(s: State) -> set[str]:
     return {p.split(":")[0] for p in inv.validate_state(s)}
 
@@ -39,26 +54,26 @@ def test_validate_state_runs_every_invariant() -> None:
 
 def test_type_ok_catches_a_claimed_flag_on_a_pending_version() -> None:
     s = built(1, DIAMOND)
-    i = s.index["d"]
+    i = at(s, "d")
     assert "TypeOK" in flagged(replace(s, cells=s.cells.set(i, s.cells[i] | CLAIMED)))
 
 
 def test_counts_match_recount_catches_a_lost_decrement() -> None:
     s = built(1, DIAMOND)
-    i = s.index["d"]
+    i = at(s, "d")
     bad = replace(s, cells=s.cells.set(i, s.cells[i] + REMAINING_ONE))
     assert flagged(bad) == {"CountsMatchRecount"}
 
 
 def test_reverse_edges_match_catches_a_stale_edge() -> None:
     s = built(1, DIAMOND)
-    bad = replace(s, dependents=s.dependents.set(s.index["d"], (s.index["a"],)))
+    bad = replace(s, dependents=s.dependents.set(at(s, "d"), (at(s, "a"),)))
     assert flagged(bad) == {"ReverseEdgesMatch"}
 
 
 def test_running_within_limit_catches_an_over_claim() -> None:
     s = built(1, [Submit("a", ()), Submit("b", ()), Start(), Claim()])
-    i = s.index["b"]
+    i = at(s, "b")
     cell = (s.cells[i] & ~7) | RUNNING | CLAIMED
     bad = replace(s, cells=s.cells.set(i, cell), running=2)
     assert "RunningWithinLimit" in flagged(bad)
@@ -72,8 +87,8 @@ def test_ready_index_matches_catches_a_lost_ready_bit() -> None:
 
 def test_released_versions_have_real_deps_catches_a_release_on_a_missing_id() -> None:
     s = built(1, [Submit("b", ("a",))])
-    i = s.index["b"]
-    assert s.cells[s.index["a"]] == ABSENT
+    i = at(s, "b")
+    assert s.cells[at(s, "a")] == ABSENT
     bad = replace(s, cells=s.cells.set(i, READY))
     assert "ReleasedVersionsHaveRealDeps" in flagged(bad)
 
@@ -81,7 +96,7 @@ def test_released_versions_have_real_deps_catches_a_release_on_a_missing_id() ->
 def test_blocked_has_root_cause_catches_a_cause_naming_a_succeeded_version() -> None:
     s = built(1, [*DIAMOND, Start(), Claim(), Fail("a", 1)])
     wrong = Cause("a", 1, TaskState.SUCCEEDED)  # type: ignore[arg-type]
-    bad = replace(s, details=s.details.set(s.index["d"], wrong))
+    bad = replace(s, data=s.data.set(at(s, "d"), wrong))
     assert flagged(bad) == {"BlockedHasRootCause"}
 
 
@@ -105,7 +120,7 @@ def test_check_transition_catches_each_planted_step(corruption: str) -> None:
     if corruption == "unannounced":
         effects = tuple(e for e in effects if not isinstance(e, Transitioned) or e.task_id != "b")
     elif corruption == "illegal release":
-        i = after.index["d"]
+        i = at(after, "d")
         after = replace(after, cells=after.cells.set(i, READY))
         effects = (*effects, Transitioned(0, "d", 1, TaskState.PENDING, TaskState.READY))  # type: ignore[arg-type]
     else:
@@ -116,7 +131,7 @@ def test_check_transition_catches_each_planted_step(corruption: str) -> None:
 
 def test_check_transition_catches_a_terminal_version_that_moved() -> None:
     before = built(1, [Submit("a", ()), Start(), Claim(), Complete("a", 1)])
-    i = before.index["a"]
+    i = at(before, "a")
     assert before.cells[i] & 7 == SUCCEEDED
     after = replace(before, cells=before.cells.set(i, (before.cells[i] & ~7) | READY))
     assert any("terminal" in p for p in inv.check_transition(before, after, ()))

@@ -188,15 +188,15 @@ def test_ver_3_every_accepted_submission_gets_a_greater_sequence_number() -> Non
     for task_id in ["c", "a", "b", "a", "c"]:
         s, effects = step(s, Submit(task_id, ()))
         assert isinstance(effects[0], fx.Submitted)
-        seqs.append(s.seqs[s.index[task_id]])
+        seqs.append(s.facts(task_id).seq)  # type: ignore[union-attr]
     # A rejected submission takes no number.
     rejected, effects = step(s, Submit("d", ("x", "x")))
     assert rejected is s and isinstance(effects[0], fx.Rejected)
     s, _ = step(s, Submit("d", ()))
-    seqs.append(s.seqs[s.index["d"]])
+    seqs.append(s.facts("d").seq)  # type: ignore[union-attr]
     assert seqs == [0, 1, 2, 3, 4, 5]
     s, _ = step(s, Start())
-    sched_order = sorted(s.task_ids(), key=lambda t: s.seqs[s.index[t]])
+    sched_order = sorted(s.task_ids(), key=lambda t: s.facts(t).seq)  # type: ignore[union-attr]
     assert sched_order == ["b", "a", "c", "d"]
 
 

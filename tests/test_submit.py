@@ -92,7 +92,7 @@ def test_sub_1_deps_are_taken_in_iteration_order() -> None:
     sched.cancel("z")
     sched.submit("t", (d for d in ["x", "z", "y"]), noop)
     snap = core(sched)
-    assert [snap.names[d] for d in snap.deps[snap.index["t"]]] == ["x", "z", "y"]
+    assert snap.facts("t").deps == ("x", "z", "y")  # type: ignore[union-attr]
     # The first unsuccessful dependency in that order decides the cause (SUB-5).
     assert sched.blocking_cause("t") == Cause("z", 1, TaskState.CANCELLED)
 
@@ -282,8 +282,8 @@ def test_sub_6_resubmission_supersedes_the_current_version(how: str) -> None:
     # The replaced version is superseded, not cancelled: the only change told is the new one.
     assert [(e.task_id, e.generation, e.source) for e in effects[1:]] == [("a", 2, None)]
     snap = core(sched)
-    assert snap.index["a"] not in set(snap.dependents[snap.index["up"]])
-    assert set(snap.dependents[snap.index["other"]]) == {snap.index["a"]}
+    assert snap.lookup("a") not in set(snap.dependents[snap.lookup("up")])
+    assert set(snap.dependents[snap.lookup("other")]) == {snap.lookup("a")}
 
 
 def test_sub_6_reverse_edges_of_the_replaced_version_are_removed() -> None:

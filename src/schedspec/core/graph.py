@@ -13,6 +13,32 @@ from collections.abc import Callable, Iterable, Sequence
 Neighbours = Callable[[int], Iterable[int]]
 
 
+def held_by_cycles(
+    nodes: Sequence[int], deps_count: Callable[[int], int], dependents: Neighbours, size: int
+) -> list[int]:
+    """The nodes on a cycle or depending on one, in the order of `nodes` (Kahn's algorithm).
+
+    Nodes whose dependencies are all settled are settled in turn; what is never settled is
+    exactly what some cycle holds up. This is one pass over the edges with no stack, so an
+    acyclic graph (the usual case) never pays for Tarjan's algorithm. `deps_count(v)` is the
+    number of dependencies of `v`, and `dependents` must be their exact reverse, all in `nodes`,
+    which are in `range(size)`.
+    """
+    waiting = [0] * size
+    for v in nodes:
+        waiting[v] = deps_count(v)
+    settled = [v for v in nodes if not waiting[v]]
+    # The list grows while it is walked: it is the queue of settled nodes.
+    for v in settled:
+        for w in dependents(v):
+            waiting[w] -= 1
+            if not waiting[w]:
+                settled.append(w)
+    if len(settled) == len(nodes):
+        return []
+    return [v for v in nodes if waiting[v]]
+
+
 def strongly_connected(nodes: Sequence[int], deps: Neighbours, size: int) -> list[list[int]]:
     """Tarjan's algorithm, iteratively, over nodes in `range(size)`.
 

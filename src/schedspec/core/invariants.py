@@ -20,54 +20,79 @@ from .graph import strongly_connected
 from .state import (
     ABSENT,
     BLOCKED,
+    BUCKET,
     CANCEL_REQUESTED,
     CANCELLED,
     CLAIMED,
+    DEPS,
     FAILED,
+    GENERATION,
+    NAME,
     PENDING,
     READY,
     REMAINING_SHIFT,
     RUNNING,
+    SEQ,
     STATE_MASK,
     STATE_OF,
     SUCCEEDED,
     TERMINAL_CODES,
     State,
+    find,
 )
-from .types import Cause, OutcomeKind, Phase, TaskState
+from .types import Cause, OutcomeKind, Phase, TaskId, TaskState
 
 
 def _versions(s: State) -> range:
-    return range(len(s.names))
+    return range(len(s.versions))
+
+
+def _name(s: State, i: int) -> TaskId:
+    name: TaskId = s.versions[i][NAME]
+    return name
+
+
+def _generation(s: State, i: int) -> int:
+    generation: int = s.versions[i][GENERATION]
+    return generation
+
+
+def _deps(s: State, i: int) -> tuple[int, ...]:
+    deps: tuple[int, ...] = s.versions[i][DEPS:]
+    return deps
 
 
 def TypeOK(s: State) -> list[str]:
-    """Every column has one entry per task, and every cell decodes to a legal combination."""
+    """Every column has one entry per task, the index holds every task once, and every cell
+    decodes to a legal combination."""
     problems = []
-    n = len(s.names)
-    for column in ("cells", "generations", "seqs", "deps", "dependents", "payloads", "details"):
+    n = len(s.versions)
+    for column in ("cells", "dependents", "data"):
         if len(getattr(s, column)) != n:
             problems.append(f"column {column} has {len(getattr(s, column))} entries, not {n}")
+    held = sorted(i for bucket in s.index for i in bucket[1::2] if i >= 0)
+    if held != list(range(n)) or 2 * n > len(s.index) * BUCKET:
+        problems.append(f"index holds {held} in {len(s.index) * BUCKET} slots, not 0..{n - 1}")
     for i in _versions(s):
+        if find(s.index, _name(s, i)) != i:
+            problems.append(f"index does not map {_name(s, i)!r} to {i}")
         cell = s.cells[i]
         code = cell & STATE_MASK
         if code == ABSENT:
-            if cell != ABSENT or s.generations[i] != 0:
-                problems.append(f"absent task {s.names[i]!r} has facts: cell {cell}")
+            if cell != ABSENT or s.versions[i][1:] != (0, -1):
+                problems.append(f"absent task {_name(s, i)!r} has facts: {cell}, {s.versions[i]}")
             continue
-        if s.generations[i] < 1:
-            problems.append(f"{s.names[i]!r} has generation {s.generations[i]}")
+        if _generation(s, i) < 1:
+            problems.append(f"{_name(s, i)!r} has generation {_generation(s, i)}")
         if code != PENDING and cell >> REMAINING_SHIFT:
-            problems.append(f"{s.names[i]!r} is {STATE_OF[code]} with a remaining count")
+            problems.append(f"{_name(s, i)!r} is {STATE_OF[code]} with a remaining count")
         if cell & CANCEL_REQUESTED and code not in (RUNNING, SUCCEEDED, FAILED, CANCELLED):
-            problems.append(f"{s.names[i]!r} is {STATE_OF[code]} with a cancel request")
+            problems.append(f"{_name(s, i)!r} is {STATE_OF[code]} with a cancel request")
         claimed = bool(cell & CLAIMED)
         if code in (RUNNING, SUCCEEDED, FAILED) and not claimed:
-            problems.append(f"{s.names[i]!r} is {STATE_OF[code]} but was never claimed")
+            problems.append(f"{_name(s, i)!r} is {STATE_OF[code]} but was never claimed")
         if code in (PENDING, READY, BLOCKED) and claimed:
-            problems.append(f"{s.names[i]!r} is {STATE_OF[code]} but was claimed")
-        if s.index.get(s.names[i]) != i:
-            problems.append(f"index does not map {s.names[i]!r} to {i}")
+            problems.append(f"{_name(s, i)!r} is {STATE_OF[code]} but was claimed")
     return problems
 
 
@@ -77,10 +102,10 @@ def CountsMatchRecount(s: State) -> list[str]:
     for i in _versions(s):
         if s.cells[i] & STATE_MASK != PENDING:
             continue
-        recount = sum(1 for d in s.deps[i] if d == i or s.cells[d] & STATE_MASK != SUCCEEDED)
+        recount = sum(1 for d in _deps(s, i) if d == i or s.cells[d] & STATE_MASK != SUCCEEDED)
         kept = s.cells[i] >> REMAINING_SHIFT
         if kept != recount or kept < 1:
-            problems.append(f"{s.names[i]!r}: remaining {kept}, recount {recount}")
+            problems.append(f"{_name(s, i)!r}: remaining {kept}, recount {recount}")
     return problems
 
 
@@ -88,13 +113,16 @@ def ReverseEdgesMatch(s: State) -> list[str]:
     """The reverse edges are exactly the forward edges of the current versions, reversed."""
     expected: dict[int, set[int]] = {i: set() for i in _versions(s)}
     for i in _versions(s):
-        for d in s.deps[i]:
+        for d in _deps(s, i):
             expected[d].add(i)
-    return [
-        f"dependents of {s.names[i]!r}: kept {sorted(s.dependents[i])}, expected {sorted(want)}"
-        for i, want in expected.items()
-        if set(s.dependents[i]) != want
-    ]
+    problems = []
+    for i, want in expected.items():
+        kept = set(s.dependents[i])
+        if kept != want:
+            problems.append(
+                f"dependents of {_name(s, i)!r}: kept {sorted(kept)}, expected {sorted(want)}"
+            )
+    return problems
 
 
 def RunningWithinLimit(s: State) -> list[str]:
@@ -110,7 +138,7 @@ def RunningWithinLimit(s: State) -> list[str]:
 
 def ReadyIndexMatches(s: State) -> list[str]:
     """The ready index holds exactly the sequence numbers of the ready current versions."""
-    want = sorted(s.seqs[i] for i in _versions(s) if s.cells[i] & STATE_MASK == READY)
+    want = sorted(s.versions[i][SEQ] for i in _versions(s) if s.cells[i] & STATE_MASK == READY)
     kept = s.ready_seqs()
     problems = [] if kept == want else [f"ready index {kept}, ready versions {want}"]
     for level in range(1, len(s.ready)):
@@ -135,9 +163,9 @@ def ReleasedVersionsHaveRealDeps(s: State) -> list[str]:
     for i in _versions(s):
         if s.cells[i] & STATE_MASK not in (READY, RUNNING, SUCCEEDED):
             continue
-        for d in s.deps[i]:
+        for d in _deps(s, i):
             if d == i or s.cells[d] & STATE_MASK == ABSENT:
-                problems.append(f"{s.names[i]!r} released with dependency {s.names[d]!r} unmet")
+                problems.append(f"{_name(s, i)!r} released with dependency {_name(s, d)!r} unmet")
     return problems
 
 
@@ -147,21 +175,21 @@ def BlockedHasRootCause(s: State) -> list[str]:
     for i in _versions(s):
         if s.cells[i] & STATE_MASK != BLOCKED:
             continue
-        cause = s.details[i]
+        cause = s.data[i]
         if not isinstance(cause, Cause) or cause.state not in (
             TaskState.FAILED,
             TaskState.CANCELLED,
         ):
-            problems.append(f"{s.names[i]!r} is blocked with cause {cause!r}")
+            problems.append(f"{_name(s, i)!r} is blocked with cause {cause!r}")
             continue
-        root = s.index.get(cause.task_id)
-        if root is None or s.generations[root] < cause.generation:
-            problems.append(f"{s.names[i]!r} is blocked by an unknown version {cause!r}")
+        root = find(s.index, cause.task_id)
+        if root is None or _generation(s, root) < cause.generation:
+            problems.append(f"{_name(s, i)!r} is blocked by an unknown version {cause!r}")
         elif (
-            s.generations[root] == cause.generation
+            _generation(s, root) == cause.generation
             and STATE_OF[s.cells[root] & STATE_MASK] is not cause.state
         ):
-            problems.append(f"{s.names[i]!r}: cause {cause!r} is not in that state")
+            problems.append(f"{_name(s, i)!r}: cause {cause!r} is not in that state")
     return problems
 
 
@@ -170,7 +198,7 @@ def NothingQueuedAfterClose(s: State) -> list[str]:
     if s.phase not in (Phase.CLOSING, Phase.CLOSED):
         return []
     problems = [
-        f"{s.names[i]!r} is {STATE_OF[s.cells[i] & STATE_MASK]} while {s.phase}"
+        f"{_name(s, i)!r} is {STATE_OF[s.cells[i] & STATE_MASK]} while {s.phase}"
         for i in _versions(s)
         if s.cells[i] & STATE_MASK in (PENDING, READY)
     ]
@@ -188,14 +216,14 @@ def GraphValidWhenStarted(s: State) -> list[str]:
         return []
     nodes = [i for i in _versions(s) if s.cells[i] & STATE_MASK != ABSENT]
     problems = [
-        f"{s.names[i]!r} depends on unsubmitted {s.names[d]!r} while started"
+        f"{_name(s, i)!r} depends on unsubmitted {_name(s, d)!r} while started"
         for i in nodes
-        for d in s.deps[i]
+        for d in _deps(s, i)
         if s.cells[d] & STATE_MASK == ABSENT
     ]
-    for component in strongly_connected(nodes, s.deps.__getitem__, len(s.names)):
-        if len(component) > 1 or component[0] in s.deps[component[0]]:
-            names = sorted(s.names[i] for i in component)
+    for component in strongly_connected(nodes, lambda i: _deps(s, i), len(s.versions)):
+        if len(component) > 1 or component[0] in _deps(s, component[0]):
+            names = sorted(_name(s, i) for i in component)
             problems.append(f"cycle among {names} while started")
     return problems
 
@@ -233,11 +261,11 @@ def TerminalNeverChanges(
     if after is before:
         return []
     problems = []
-    for i in range(len(before.names)):
+    for i in range(len(before.versions)):
         old, new = before.cells[i] & STATE_MASK, after.cells[i] & STATE_MASK
-        same_version = before.generations[i] == after.generations[i]
+        same_version = _generation(before, i) == _generation(after, i)
         if same_version and old in TERMINAL_CODES and new != old:
-            problems.append(f"terminal {before.names[i]!r} moved from {STATE_OF[old]}")
+            problems.append(f"terminal {_name(before, i)!r} moved from {STATE_OF[old]}")
     return problems
 
 
@@ -251,15 +279,18 @@ def ReleasedOnlyWhenDepsSucceeded(
         # A new version's readiness is decided from its dependencies at submission, and a
         # later member of a batch may already have replaced it; releases are checked here.
         if isinstance(e, Transitioned) and e.target is TaskState.READY and e.source is not None:
-            i = after.index[e.task_id]
+            released = find(after.index, e.task_id)
+            assert released is not None
             unmet = [
-                after.names[d] for d in after.deps[i] if after.cells[d] & STATE_MASK != SUCCEEDED
+                _name(after, d)
+                for d in _deps(after, released)
+                if after.cells[d] & STATE_MASK != SUCCEEDED
             ]
             if unmet:
                 problems.append(f"released {e.task_id!r} with unmet dependencies {unmet}")
         if isinstance(e, Claimed):
             for g in e.grants:
-                j = before.index.get(g.task_id)
+                j = find(before.index, g.task_id)
                 if j is None or before.cells[j] & STATE_MASK != READY:
                     problems.append(f"claimed {g.task_id!r} which was not ready")
     return problems
@@ -331,15 +362,15 @@ def EveryChangeNotified(
         return []
     told = {(e.task_id, e.generation) for e in effects if isinstance(e, Transitioned)}
     problems = []
-    for i in range(len(after.names)):
-        name = after.names[i]
+    for i in range(len(after.versions)):
+        name = _name(after, i)
         was = (
-            (before.generations[i], before.cells[i] & STATE_MASK)
-            if i < len(before.names)
+            (_generation(before, i), before.cells[i] & STATE_MASK)
+            if i < len(before.versions)
             else (0, ABSENT)
         )
-        now = (after.generations[i], after.cells[i] & STATE_MASK)
-        if was != now and (name, after.generations[i]) not in told:
+        now = (_generation(after, i), after.cells[i] & STATE_MASK)
+        if was != now and (name, _generation(after, i)) not in told:
             problems.append(f"{name!r} changed {was} -> {now} without a notification")
     return problems
 

@@ -2,20 +2,41 @@
 
 How it is laid out, and why:
 
-- Task ids are interned to dense ints (`index`) the first time they are mentioned, as a task or
-  as a dependency. Every per-task fact is then a column: a persistent vector indexed by that int.
-  A step copies only the few vector nodes it touches, never a whole map, so a state can be kept
-  (a snapshot, a state of the explorer) at no cost to the next one.
-- The hot facts of a task's current version are packed into one small int, its **cell**: the
-  state code in bits 0-2, `CLAIMED` and `CANCEL_REQUESTED` flags, and the remaining-dependency
-  count above them. Claims and completions then touch one int per version.
-- `dependents` are the reverse edges, kept exactly: entry `d` holds the tasks whose current
-  version depends on `d` (see `Edges`). A completion touches only its own out-edges (DONE-1).
+- Task ids are interned to dense ints, their task indices, the first time they are mentioned, as
+  a task or as a dependency. Every per-task fact is then an entry of a column: a persistent
+  vector (`pyrsistent`) indexed by that int. A step copies only the few vector nodes it touches,
+  never a whole column, so a state can be kept (a snapshot, a state of the explorer) at no cost
+  to the next one.
+- Above 10^5 tasks the cost of a persistent state is dominated by Python's cyclic garbage
+  collector, which visits every entry of every persistent vector, and every key and value of a
+  persistent map, at each full collection, slowest where it visits objects in an order unrelated
+  to where they lie in memory. Hence few columns, entries the collector does not track (small
+  ints, and tuples of ints and strs, which it stops tracking), and no persistent map keyed by id.
+- The columns, and what one entry holds:
+  - `cells`: the facts of the current version that change during its life, packed into one
+    small int: the state code in bits 0-2, the `CLAIMED` and `CANCEL_REQUESTED` flags, and the
+    remaining-dependency count above them. Claims and completions touch one int per version.
+  - `versions`: the facts fixed for the life of a version, as one flat tuple `(task id,
+    generation, seq, dep, dep, ...)` (see `NAME`, `GENERATION`, `SEQ`, `DEPS`), the
+    dependencies as task indices in submitted order. A submission replaces the whole tuple.
+  - `dependents`: the reverse edges, kept exactly: entry `d` holds the tasks whose current
+    version depends on `d` (see `Edges`). A completion touches only its own out-edges (DONE-1).
+  - `data`: the payload (`fn`) of a queued or running version, then the detail of a terminal one
+    (result, error, cancellation reason or blocking `Cause`). A payload is read only by the one
+    claim of its version, which comes before the version is terminal, and a detail exists only
+    once it is terminal, so one entry holds both, one after the other.
+  - `by_seq`, indexed by submission sequence number: the task index of that submission (VER-3).
+- `index` finds a task id's index: an open-addressing hash table (linear probing, at most half
+  full) whose slots hold a task id and its index, grouped in flat tuples of `BUCKET` slots,
+  which the collector does not track, so it visits one object per bucket. A persistent map
+  keyed by the ids (`immutables.Map`) makes it visit every id and every index in hash order:
+  at 10^6 tasks that cost 0.9 s per full collection, three times the rest of the state.
 - `ready` is a 64-ary bitmap tree over submission sequence numbers: a set bit means that the
-  version with that sequence number is `ready`. Finding the smallest is one word per level, so a
-  claim costs O(log64 V) and the claim order is the sequence order (CLAIM-3) by construction.
+  version with that sequence number is `ready`. Finding the smallest is one word per level, so
+  claims cost O(log64 V) and the claim order is the sequence order (CLAIM-3) by construction.
 
-A task index with no version yet (mentioned only as a dependency) has the code `ABSENT`.
+A task index with no version yet (mentioned only as a dependency) has the code `ABSENT` and the
+version `(task id, 0, -1)`: generation 0, sequence number -1, no dependencies.
 """
 
 from __future__ import annotations
@@ -53,13 +74,26 @@ PENDING, READY, RUNNING, SUCCEEDED, FAILED, CANCELLED, BLOCKED = range(7)
 UNSUCCESSFUL_CODES = frozenset({FAILED, CANCELLED, BLOCKED})
 TERMINAL_CODES = frozenset({SUCCEEDED, FAILED, CANCELLED, BLOCKED})
 
+# Version layout: positions in a `versions` entry. The dependencies are `version[DEPS:]`.
+Version = tuple[Any, ...]
+NAME, GENERATION, SEQ, DEPS = 0, 1, 2, 3
+
+# Index layout: slots per bucket, each slot two entries, a task id (None while empty) and its
+# task index (-1 while empty).
+BUCKET_SHIFT = 4
+BUCKET = 1 << BUCKET_SHIFT
+BUCKET_MASK = BUCKET - 1
+EMPTY_SLOT = -1
+EMPTY_BUCKET: tuple[Any, ...] = (None, EMPTY_SLOT) * BUCKET
+Index = PVector[tuple[Any, ...]]
+
 WORD_BITS = 64
 WORD_SHIFT = 6
 WORD_MASK = WORD_BITS - 1
 
-# Reverse edges of one task: a tuple while small (cheap to build, cheap for the garbage
-# collector, which dominates at 10^5 tasks and more), a persistent map once it has more than
-# `HUB_EDGES` entries, so that a hub with 10^5 dependents still costs O(log) per added edge.
+# Reverse edges of one task: a tuple while small (cheap to build, and untracked by the garbage
+# collector), a persistent map once it has more than `HUB_EDGES` entries, so that a hub with
+# 10^5 dependents still costs O(log) per added edge.
 Edges = tuple[int, ...] | immutables.Map[int, None]
 EMPTY_EDGES: Edges = ()
 HUB_EDGES = 32
@@ -77,6 +111,11 @@ def edges_remove(edges: Edges, i: int) -> Edges:
     if isinstance(edges, tuple):
         return tuple(x for x in edges if x != i)
     return edges.delete(i)
+
+
+def slots_of(index: Index) -> list[Any]:
+    """The slots of a hash table as one flat list `[name, i, name, i, ...]`, None where empty."""
+    return [item for bucket in index for item in bucket]
 
 
 class Facts(NamedTuple):
@@ -97,25 +136,18 @@ class Facts(NamedTuple):
 class State:
     """One immutable scheduler state. Build the first with `initial_state`.
 
-    Columns (indexed by task index): `names` the task id; `cells` the packed facts above;
-    `generations` the current generation (0 while absent); `seqs` the current version's
-    submission sequence number (-1 while absent); `deps` the current version's dependencies in
-    submitted order; `dependents` the reverse edges; `payloads` the submitted `fn`; `details`
-    the result, error, cancellation reason or blocking `Cause` of a terminal version.
+    Columns (see the module docstring), indexed by task index: `cells`, `versions`,
+    `dependents`, `data`; indexed by submission sequence number: `by_seq`.
     """
 
     phase: Phase
     limit: int
     running: int
-    index: immutables.Map[TaskId, int]
-    names: PVector[TaskId]
+    index: Index
     cells: PVector[int]
-    generations: PVector[int]
-    seqs: PVector[int]
-    deps: PVector[tuple[int, ...]]
+    versions: PVector[Version]
     dependents: PVector[Edges]
-    payloads: PVector[object]
-    details: PVector[object]
+    data: PVector[object]
     by_seq: PVector[int]
     ready: tuple[PVector[int], ...]
 
@@ -125,10 +157,10 @@ class State:
         """The index of a submitted task, or None."""
         if not isinstance(task_id, str):
             return None
-        i = self.index.get(task_id)  # type: ignore[call-overload]
+        i = find(self.index, task_id)
         if i is None or self.cells[i] & STATE_MASK == ABSENT:
             return None
-        return int(i)
+        return i
 
     def state_of(self, task_id: TaskId) -> TaskState | None:
         i = self.lookup(task_id)
@@ -136,20 +168,24 @@ class State:
 
     def generation_of(self, task_id: TaskId) -> Generation | None:
         i = self.lookup(task_id)
-        return None if i is None else Generation(self.generations[i])
+        return None if i is None else Generation(self.versions[i][GENERATION])
 
     def cause_of(self, task_id: TaskId) -> Cause | None:
         i = self.lookup(task_id)
         if i is None or self.cells[i] & STATE_MASK != BLOCKED:
             return None
-        cause = self.details[i]
+        cause = self.data[i]
         assert isinstance(cause, Cause)
         return cause
 
     def detail_of(self, task_id: TaskId) -> object:
         """The recorded result, error, reason or cause of the current version, else None."""
         i = self.lookup(task_id)
-        return None if i is None else self.details[i]
+        return None if i is None else self.detail_at(i)
+
+    def detail_at(self, i: int) -> object:
+        """The detail of the version at index `i`: None until it is terminal (see `data`)."""
+        return self.data[i] if self.cells[i] & STATE_MASK in TERMINAL_CODES else None
 
     def facts(self, task_id: TaskId) -> Facts | None:
         """Everything the core keeps about the current version of `task_id`, or None.
@@ -161,23 +197,32 @@ class State:
         if i is None:
             return None
         cell = self.cells[i]
-        names = self.names
-        return Facts(
-            state=STATE_OF[cell & STATE_MASK],
-            generation=Generation(self.generations[i]),
-            seq=self.seqs[i],
-            claimed=bool(cell & CLAIMED),
-            cancel_requested=bool(cell & CANCEL_REQUESTED),
-            remaining=cell >> REMAINING_SHIFT,
-            deps=tuple(names[d] for d in self.deps[i]),
-            detail=self.details[i],
+        code = cell & STATE_MASK
+        versions = self.versions
+        version = versions[i]
+        deps = tuple([versions[d][NAME] for d in version[DEPS:]]) if len(version) > DEPS else ()
+        # Built as a tuple of the named type directly: the explorer reads facts by the million,
+        # and the named tuple's own constructor is a Python function.
+        facts: Facts = tuple.__new__(
+            Facts,
+            (
+                STATE_OF[code],
+                version[GENERATION],
+                version[SEQ],
+                bool(cell & CLAIMED),
+                bool(cell & CANCEL_REQUESTED),
+                cell >> REMAINING_SHIFT,
+                deps,
+                self.data[i] if code in TERMINAL_CODES else None,
+            ),
         )
+        return facts
 
     def task_ids(self) -> Iterator[TaskId]:
         """Submitted task ids in order of their first mention."""
-        for i, cell in enumerate(self.cells):
+        for cell, version in zip(self.cells, self.versions, strict=True):
             if cell & STATE_MASK != ABSENT:
-                yield self.names[i]
+                yield version[NAME]
 
     def counts(self) -> dict[TaskState, int]:
         """Current versions per state (QUERY-2)."""
@@ -190,20 +235,88 @@ class State:
 
     def ready_seqs(self) -> list[int]:
         """Sequence numbers set in the ready index, ascending (for invariants and tests)."""
-        found: list[int] = []
-        _collect(self.ready, len(self.ready) - 1, 0, found)
-        return found
+        return smallest_ready(self.ready, len(self.by_seq))
 
 
-def _collect(levels: tuple[PVector[int], ...], level: int, word: int, out: list[int]) -> None:
-    bits = levels[level][word] if word < len(levels[level]) else 0
+def find(index: Any, task_id: str) -> int | None:
+    """The task index of `task_id` in the table `index` (or its evolver), or None."""
+    mask = (len(index) << BUCKET_SHIFT) - 1
+    slot = hash(task_id) & mask
+    while True:
+        bucket = index[slot >> BUCKET_SHIFT]
+        k = (slot & BUCKET_MASK) << 1
+        name = bucket[k]
+        if name is None:
+            return None
+        if name == task_id:
+            i: int = bucket[k + 1]
+            return i
+        slot = (slot + 1) & mask
+
+
+def place(index: Any, task_id: str, i: int) -> None:
+    """Put `task_id` and its index `i` in the first empty slot of its probe sequence.
+
+    `index` is an evolver of the table, which must not hold `task_id` and must have room.
+    """
+    mask = (len(index) << BUCKET_SHIFT) - 1
+    slot = hash(task_id) & mask
+    while index[slot >> BUCKET_SHIFT][(slot & BUCKET_MASK) << 1] is not None:
+        slot = (slot + 1) & mask
+    bucket = list(index[slot >> BUCKET_SHIFT])
+    k = (slot & BUCKET_MASK) << 1
+    bucket[k : k + 2] = task_id, i
+    index[slot >> BUCKET_SHIFT] = tuple(bucket)
+
+
+def index_of(names: list[Any], indices: list[int]) -> Index:
+    """A table mapping each `names[k]` to `indices[k]` (a name of None is skipped), sized to be
+    at most half full.
+
+    The indices are the very int objects given, not equal copies: one int per task suffices.
+    """
+    count = len(names) - names.count(None)
+    slots = BUCKET
+    while slots < 2 * count:
+        slots <<= 1
+    mask = slots - 1
+    flat: list[Any] = [None, EMPTY_SLOT] * slots
+    for name, i in zip(names, indices, strict=True):
+        if name is None:
+            continue
+        slot = hash(name) & mask
+        while flat[slot << 1] is not None:
+            slot = (slot + 1) & mask
+        flat[slot << 1] = name
+        flat[(slot << 1) + 1] = i
+    width = BUCKET << 1
+    return pvector([tuple(flat[k : k + width]) for k in range(0, slots << 1, width)])
+
+
+def smallest_ready(levels: Any, wanted: int) -> list[int]:
+    """The `wanted` smallest sequence numbers set in the ready index `levels`, ascending.
+
+    `levels` is the tuple of bitmap levels, leaves first, or a list of their evolvers.
+    """
+    found: list[int] = []
+    if wanted > 0:
+        _collect(levels, len(levels) - 1, 0, found, wanted)
+    return found
+
+
+def _collect(levels: Any, level: int, word: int, out: list[int], wanted: int) -> None:
+    """Append the set positions under `word` of `level`, ascending, until `wanted` are found."""
+    words = levels[level]
+    bits = words[word] if word < len(words) else 0
     while bits:
         low = bits & -bits
         position = (word << WORD_SHIFT) + low.bit_length() - 1
-        if level == 0:
-            out.append(position)
+        if level:
+            _collect(levels, level - 1, position, out, wanted)
         else:
-            _collect(levels, level - 1, position, out)
+            out.append(position)
+        if len(out) == wanted:
+            return
         bits ^= low
 
 
@@ -215,15 +328,11 @@ def initial_state(limit: int) -> State:
         phase=Phase.OPEN,
         limit=limit,
         running=0,
-        index=immutables.Map(),
-        names=empty,
+        index=pvector([EMPTY_BUCKET]),
         cells=empty,
-        generations=empty,
-        seqs=empty,
-        deps=empty,
+        versions=empty,
         dependents=empty,
-        payloads=empty,
-        details=empty,
+        data=empty,
         by_seq=empty,
         ready=(pvector([0]),),
     )
