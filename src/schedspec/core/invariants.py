@@ -37,6 +37,7 @@ from .state import (
     STATE_OF,
     SUCCEEDED,
     TERMINAL_CODES,
+    Dependencies,
     State,
     find,
 )
@@ -221,7 +222,7 @@ def GraphValidWhenStarted(s: State) -> list[str]:
         for d in _deps(s, i)
         if s.cells[d] & STATE_MASK == ABSENT
     ]
-    for component in strongly_connected(nodes, lambda i: _deps(s, i), len(s.versions)):
+    for component in strongly_connected(nodes, Dependencies(s.versions)):
         if len(component) > 1 or component[0] in _deps(s, component[0]):
             names = sorted(_name(s, i) for i in component)
             problems.append(f"cycle among {names} while started")

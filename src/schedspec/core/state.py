@@ -41,9 +41,9 @@ version `(task id, 0, -1)`: generation 0, sequence number -1, no dependencies.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, overload
 
 import immutables
 from pyrsistent import PVector, pvector
@@ -100,6 +100,13 @@ HUB_EDGES = 32
 
 
 def edges_add(edges: Edges, i: int) -> Edges:
+    """`edges` with `i` added; `i` is not in `edges` (a version depends on a task once, SUB-2).
+
+    pre: i not in edges
+    pre: isinstance(edges, immutables.Map) or len(set(edges)) == len(edges)
+    post: set(__return__) == set(edges) | {i} and len(__return__) == len(edges) + 1
+    post: isinstance(__return__, tuple) == (isinstance(edges, tuple) and len(edges) < HUB_EDGES)
+    """
     if isinstance(edges, tuple):
         if len(edges) < HUB_EDGES:
             return (*edges, i)
@@ -108,6 +115,11 @@ def edges_add(edges: Edges, i: int) -> Edges:
 
 
 def edges_remove(edges: Edges, i: int) -> Edges:
+    """`edges` without `i`, which is in `edges` (the replaced version's edge, SUB-6).
+
+    pre: i in edges and (isinstance(edges, immutables.Map) or len(set(edges)) == len(edges))
+    post: set(__return__) == set(edges) - {i} and len(__return__) == len(edges) - 1
+    """
     if isinstance(edges, tuple):
         return tuple(x for x in edges if x != i)
     return edges.delete(i)
@@ -338,8 +350,43 @@ def initial_state(limit: int) -> State:
     )
 
 
+class Dependencies(Sequence[Sequence[int]]):
+    """The dependencies of every task's current version, as the adjacency `graph` takes.
+
+    With `task`, that task's list is `override` instead: the new version a re-submission would
+    make (SUB-9). A view, so that `start()` builds no list of 10^6 tuples to walk a few edges.
+    """
+
+    __slots__ = ("override", "task", "versions")
+
+    def __init__(self, versions: Sequence[Version], task: int = -1, override: tuple[int, ...] = ()):
+        self.versions, self.task, self.override = versions, task, override
+
+    def __len__(self) -> int:
+        return len(self.versions)
+
+    @overload
+    def __getitem__(self, v: int) -> Sequence[int]: ...
+
+    @overload
+    def __getitem__(self, v: slice) -> Sequence[Sequence[int]]: ...
+
+    def __getitem__(self, v: int | slice) -> Sequence[int] | Sequence[Sequence[int]]:
+        if isinstance(v, slice):
+            raise TypeError("a dependency view is indexed by task index only")
+        if v == self.task:
+            return self.override
+        deps: tuple[int, ...] = self.versions[v][DEPS:]
+        return deps
+
+
 def limit_problem(value: object) -> str | None:
-    """Why `value` cannot be a `max_concurrency` (PHASE-2), or None if it can."""
+    """Why `value` cannot be a `max_concurrency` (PHASE-2), or None if it can.
+
+    post: isinstance(value, int) or __return__ is not None
+    post: not isinstance(value, bool) or __return__ is not None
+    post: type(value) is not int or (__return__ is None) == (value >= 0)
+    """
     if not isinstance(value, int) or isinstance(value, bool):
         return f"max_concurrency must be an int, got {type(value).__name__} {value!r}"
     if value < 0:

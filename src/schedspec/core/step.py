@@ -15,7 +15,7 @@ all ask this function.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any, assert_never
 
 from pyrsistent import pvector
@@ -93,6 +93,7 @@ from .state import (
     UNSUCCESSFUL_CODES,
     WORD_MASK,
     WORD_SHIFT,
+    Dependencies,
     Index,
     State,
     Version,
@@ -570,11 +571,7 @@ def _would_cycle(tx: _Tx, i: int, deps: tuple[str, ...]) -> tuple[TaskId, ...] |
         j = tx.lookup(d)
         assert j is not None, "the caller checked that every dependency was submitted"
         new_deps.append(j)
-
-    def deps_of(v: int) -> Sequence[int]:
-        return new_deps if v == i else versions[v][DEPS:]
-
-    cycle = graph.shortest_cycle(i, deps_of)
+    cycle = graph.shortest_cycle(i, Dependencies(versions, i, tuple(new_deps)))
     return None if cycle is None else tuple(versions[v][NAME] for v in cycle)
 
 
@@ -675,19 +672,12 @@ def _unknown_dependencies(tx: _Tx, nodes: list[int]) -> UnknownDependencies:
 def _cycles(tx: _Tx, nodes: list[int]) -> Cycles | None:
     """START-2, START-3: one shortest cycle per cyclic component, and who depends on one."""
     versions, dependents = tx.versions, tx.dependents
-    size = len(tx.cells)
-    held = graph.held_by_cycles(
-        nodes, lambda v: len(versions[v]) - DEPS, dependents.__getitem__, size
-    )
+    deps = Dependencies(versions)
+    held = graph.held_by_cycles(nodes, deps, dependents)
     if not held:
         return None
-
-    def deps(v: int) -> tuple[int, ...]:
-        dep_indices: tuple[int, ...] = versions[v][DEPS:]
-        return dep_indices
-
-    components = graph.strongly_connected(held, deps, size)
-    cyclic = [c for c in components if len(c) > 1 or c[0] in deps(c[0])]
+    components = graph.strongly_connected(held, deps)
+    cyclic = [c for c in components if len(c) > 1 or c[0] in deps[c[0]]]
     assert cyclic
     starts = [(min(c, key=lambda v: versions[v][SEQ]), set(c)) for c in cyclic]
     starts.sort(key=lambda pair: versions[pair[0]][SEQ])
@@ -695,12 +685,12 @@ def _cycles(tx: _Tx, nodes: list[int]) -> Cycles | None:
         tuple(versions[v][NAME] for v in _cycle_in(t0, members, deps)) for t0, members in starts
     )
     in_cycles = set().union(*(members for _, members in starts))
-    downstream = graph.reachable(in_cycles, dependents.__getitem__) - in_cycles
+    downstream = graph.reachable(in_cycles, dependents) - in_cycles
     unexecutable = tuple(versions[v][NAME] for v in tx.sorted_by_seq(list(downstream)))
     return Cycles(paths, unexecutable)
 
 
-def _cycle_in(t0: int, members: set[int], deps: graph.Neighbours) -> list[int]:
+def _cycle_in(t0: int, members: set[int], deps: graph.Adjacency) -> list[int]:
     cycle = graph.shortest_cycle(t0, deps, members)
     assert cycle is not None, "a cyclic component has a cycle through each member"
     return cycle
