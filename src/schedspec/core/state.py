@@ -41,7 +41,7 @@ version `(task id, 0, -1)`: generation 0, sequence number -1, no dependencies.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, overload
 
@@ -123,11 +123,6 @@ def edges_remove(edges: Edges, i: int) -> Edges:
     if isinstance(edges, tuple):
         return tuple(x for x in edges if x != i)
     return edges.delete(i)
-
-
-def slots_of(index: Index) -> list[Any]:
-    """The slots of a hash table as one flat list `[name, i, name, i, ...]`, None where empty."""
-    return [item for bucket in index for item in bucket]
 
 
 class Facts(NamedTuple):
@@ -281,26 +276,31 @@ def place(index: Any, task_id: str, i: int) -> None:
     index[slot >> BUCKET_SHIFT] = tuple(bucket)
 
 
-def index_of(names: list[Any], indices: list[int]) -> Index:
-    """A table mapping each `names[k]` to `indices[k]` (a name of None is skipped), sized to be
-    at most half full.
+def pairs_of(index: Index) -> Iterator[tuple[str, int]]:
+    """The (task id, task index) pairs a hash table holds."""
+    for bucket in index:
+        for k in range(0, BUCKET << 1, 2):
+            if bucket[k] is not None:
+                yield bucket[k], bucket[k + 1]
 
-    The indices are the very int objects given, not equal copies: one int per task suffices.
+
+def index_of(count: int, *sources: Iterable[tuple[str, int]]) -> Index:
+    """A hash table of the `count` (task id, task index) pairs of `sources`, at most half full.
+
+    It holds the very int objects given, not equal copies: one int per task suffices.
     """
-    count = len(names) - names.count(None)
     slots = BUCKET
     while slots < 2 * count:
         slots <<= 1
     mask = slots - 1
     flat: list[Any] = [None, EMPTY_SLOT] * slots
-    for name, i in zip(names, indices, strict=True):
-        if name is None:
-            continue
-        slot = hash(name) & mask
-        while flat[slot << 1] is not None:
-            slot = (slot + 1) & mask
-        flat[slot << 1] = name
-        flat[(slot << 1) + 1] = i
+    for source in sources:
+        for name, i in source:
+            slot = hash(name) & mask
+            while flat[slot << 1] is not None:
+                slot = (slot + 1) & mask
+            flat[slot << 1] = name
+            flat[(slot << 1) + 1] = i
     width = BUCKET << 1
     return pvector([tuple(flat[k : k + width]) for k in range(0, slots << 1, width)])
 

@@ -101,8 +101,8 @@ from .state import (
     edges_remove,
     find,
     index_of,
+    pairs_of,
     place,
-    slots_of,
     smallest_ready,
 )
 from .table import PHASE_TRANSITIONS, TRANSITIONS
@@ -276,10 +276,9 @@ class _Tx:
 
     def _merged_index(self) -> Index:
         """The hash table with the ids of `fresh`, rebuilt larger if it would be over half full."""
-        if 2 * len(self.versions) > len(self.index) << BUCKET_SHIFT:
-            held = slots_of(self.index)
-            names = held[0::2] + list(self.fresh)
-            return index_of(names, held[1::2] + list(self.fresh.values()))
+        count = len(self.versions)
+        if 2 * count > len(self.index) << BUCKET_SHIFT:
+            return index_of(count, pairs_of(self.index), self.fresh.items())
         index = self.index.evolver()
         for task_id, i in self.fresh.items():
             place(index, task_id, i)
@@ -404,6 +403,10 @@ class _Tx:
     def new_seq(self, i: int) -> int:
         """Allocate the next submission sequence number for task `i` (VER-3), after `grow`."""
         seq: int = len(self.by_seq)
+        if seq == i:
+            # A task submitted in the order it was first mentioned (the usual case) keeps one
+            # int object for both numbers: at 10^6 tasks that is 28 MB less.
+            seq = i
         self.by_seq.append(i)
         # Every level already has the word of `seq` unless `seq` starts a new leaf word.
         if not seq & WORD_MASK:

@@ -32,34 +32,52 @@ from ..core.types import (
 )
 from ..errors import InvalidArgumentError, UnknownTaskError, error_for
 
+# Guards the lazy creation of a token's event against a concurrent `_set`.
+_TOKEN_EVENT_LOCK = threading.Lock()
+
 
 class CancellationToken:
     """Set when cancellation of one claimed version was requested (CLAIM-6, CANCEL-3).
 
     A task function polls it (`cancelled`, `wait`) and, to stop on request, raises
     `CancelledByRequest` via `raise_if_cancelled()`; the runner then confirms the cancellation.
+
+    Every claim gets a token and few are ever waited on, so the `threading.Event` a `wait`
+    blocks on (a condition and a lock, several microseconds to make) is made on the first
+    `wait`; until then the token is a flag. Making the event and setting the token hold the
+    same lock, so a `wait` never misses a `_set`.
     """
 
-    __slots__ = ("_event",)
+    __slots__ = ("_event", "_is_set")
 
     def __init__(self) -> None:
-        self._event = threading.Event()
+        self._is_set = False
+        self._event: threading.Event | None = None
 
     @property
     def cancelled(self) -> bool:
-        return self._event.is_set()
+        return self._is_set
 
     def wait(self, timeout: float | None = None) -> bool:
-        return self._event.wait(timeout)
+        with _TOKEN_EVENT_LOCK:
+            if self._event is None:
+                self._event = threading.Event()
+                if self._is_set:
+                    self._event.set()
+            event = self._event
+        return event.wait(timeout)
 
     def raise_if_cancelled(self) -> None:
         from ..errors import CancelledByRequest
 
-        if self._event.is_set():
+        if self._is_set:
             raise CancelledByRequest
 
     def _set(self) -> None:
-        self._event.set()
+        with _TOKEN_EVENT_LOCK:
+            self._is_set = True
+            if self._event is not None:
+                self._event.set()
 
 
 @dataclass(frozen=True, slots=True)
