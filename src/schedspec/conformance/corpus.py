@@ -10,9 +10,9 @@ per vector by `write_corpus`, together with `README.md`, whose coverage table is
 too. `stale_files` compares a directory with a fresh generation, for the test that keeps the
 committed corpus honest.
 
-Sources of scenarios are plain functions returning scenarios (`SOURCES`); the hand-written ones
-come first, and another generator (the model explorer's shortest traces, via
-`scenario.from_events`) is added by appending its function there.
+Sources of scenarios are plain functions returning scenarios (`SOURCES`): the hand-written ones
+first, then the explorer's distinct traces of small scopes (`explored.py`, via
+`scenario.from_events`); another generator is added by appending its function there.
 """
 
 from __future__ import annotations
@@ -64,7 +64,13 @@ def hand_written() -> list[Scenario]:
     return SCENARIOS
 
 
-SOURCES: list[Source] = [hand_written]
+def explorer_traces() -> list[Scenario]:
+    from .explored import scenarios
+
+    return scenarios()
+
+
+SOURCES: list[Source] = [hand_written, explorer_traces]
 
 
 class VectorFormatError(ValueError):
