@@ -8,13 +8,12 @@ stderr (which must not block anything), a process that never reads, one that can
 
 from __future__ import annotations
 
-import sys
-import textwrap
 import time
 from pathlib import Path
 
 import pytest
 
+from helpers_scripts import script_argv
 from schedspec.conformance import corpus, runner
 from schedspec.conformance.adapters import (
     Implementation,
@@ -29,87 +28,11 @@ from schedspec.conformance.reference import ReferenceImplementation
 
 CREATE = {"id": 1, "op": "create", "protocol": "schedspec/1", "max_concurrency": 1}
 
-# A well-behaved core every script can reuse: the reference, line by line.
-REFERENCE_LOOP = """
-import sys
-from schedspec.conformance.protocol import encode
-from schedspec.conformance.reference import ReferenceImplementation
-
-ref = ReferenceImplementation()
-
-def answer(line):
-    return encode(ref.handle_line(line.rstrip(b"\\n")))
-"""
-
-SCRIPTS = {
-    "crash": """
-        import sys
-        sys.stdin.buffer.readline()
-        sys.stderr.write("Traceback (most recent call last):\\nKeyError: 'boom'\\n")
-        sys.exit(3)
-    """,
-    "hang": """
-        import sys, time
-        sys.stdin.buffer.readline()
-        time.sleep(60)
-    """,
-    "garbage": """
-        import sys
-        for line in sys.stdin.buffer:
-            sys.stdout.write("starting up...\\n"); sys.stdout.flush()
-    """,
-    "not_object": """
-        import sys
-        for line in sys.stdin.buffer:
-            sys.stdout.write("[1, 2]\\n"); sys.stdout.flush()
-    """,
-    "wrong_id": REFERENCE_LOOP
-    + """
-for line in sys.stdin.buffer:
-    reply = ref.handle_line(line.rstrip(b"\\n"))
-    reply["id"] = "1"
-    sys.stdout.buffer.write(encode(reply)); sys.stdout.flush()
-""",
-    "twice": REFERENCE_LOOP
-    + """
-for line in sys.stdin.buffer:
-    reply = answer(line)
-    sys.stdout.buffer.write(reply + reply); sys.stdout.flush()
-""",
-    "flood": """
-        import sys
-        sys.stdin.buffer.readline()
-        while True:
-            sys.stdout.write("x" * 65536); sys.stdout.flush()
-    """,
-    "stderr_flood": REFERENCE_LOOP
-    + """
-for line in sys.stdin.buffer:
-    sys.stderr.write("debug " * 50000 + "\\n"); sys.stderr.flush()
-    sys.stdout.buffer.write(answer(line)); sys.stdout.flush()
-""",
-    "deaf": """
-        import time
-        time.sleep(60)
-    """,
-    "quits": """
-        import sys
-        sys.exit(0)
-    """,
-    "good": REFERENCE_LOOP
-    + """
-for line in sys.stdin.buffer:
-    sys.stdout.buffer.write(answer(line)); sys.stdout.flush()
-""",
-}
-
 
 @pytest.fixture
 def script(tmp_path: Path):  # type: ignore[no-untyped-def]
     def make(name: str, **options: object) -> SubprocessImplementation:
-        path = tmp_path / f"{name}.py"
-        path.write_text(textwrap.dedent(SCRIPTS[name]))
-        return SubprocessImplementation([sys.executable, str(path)], **options)  # type: ignore[arg-type]
+        return SubprocessImplementation(script_argv(tmp_path, name), **options)  # type: ignore[arg-type]
 
     return make
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import typing
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 
 from schedspec import SchedulerError, TaskScheduler
 from schedspec.conformance import corpus, translate
 from schedspec.conformance.reference import ReferenceImplementation
 from schedspec.conformance.scenario import from_events
-from schedspec.core import CompleteBatch, SubmitBatch, initial_state, step
+from schedspec.core import Cancel, CompleteBatch, Submit, SubmitBatch, initial_state, step
 from schedspec.core import effects as fx
 from schedspec.core.types import TaskState
 from schedspec.errors import error_for
@@ -147,3 +148,15 @@ def test_reference_session_matches_direct_core_steps() -> None:
     reply = ref.handle({"id": 4, "op": "ready"})
     assert reply == {"id": 4, "ok": True, "claimed": [{"task": "a", "generation": 1}]}
     assert ref.state is not None and ref.state.running == 1
+
+
+def test_wire_6_an_event_the_protocol_would_change_cannot_be_sent() -> None:
+    """The core refuses the float 1.0 as a generation, but a protocol implementation reads
+    1.0 as the integer 1 (WIRE-6): such an event has no faithful request, so it is refused
+    rather than silently turned into another one."""
+    with pytest.raises(ValueError, match="integer 1"):
+        list(translate.requests_for_events([Cancel("a", 1.0)]))
+    with pytest.raises(ValueError, match="integer 2"):
+        list(translate.requests_for_events([SubmitBatch((Submit("a", ()), Submit("b", 2.0)))]))
+    (request,) = translate.requests_for_events([Cancel("a", 1.5)])
+    assert request["generation"] == 1.5

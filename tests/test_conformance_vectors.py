@@ -4,6 +4,7 @@ implementations with a planted bug."""
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from pathlib import Path
@@ -41,8 +42,16 @@ def test_freshness_check_catches_an_edited_vector(tmp_path: Path) -> None:
 
 
 def test_every_vector_step_matches_the_schemas() -> None:
+    """Every vector, with each distinct step validated once: the explorer's traces share most
+    of their steps, and validating them again would only cost time."""
+    seen: set[str] = set()
     for vector in VECTORS:
-        found = problems("vector", vector.to_json())
+        data = vector.to_json()
+        steps = data["steps"]
+        assert isinstance(steps, list)
+        fresh = [s for s in steps if json.dumps(s, sort_keys=True) not in seen]
+        seen.update(json.dumps(s, sort_keys=True) for s in fresh)
+        found = problems("vector", {**data, "steps": fresh or steps[:1]})
         assert not found, (vector.name, found[:3])
 
 
@@ -163,7 +172,15 @@ def test_wire_11_wire_12_messages_and_extensions_are_not_compared() -> None:
 def test_cli_conform_reports_by_clause_and_sets_the_exit_status() -> None:
     console = Console(record=True, width=200)
     status = cli.main(
-        ["conform", "--impl", "helpers_mutants:IgnoresGenerations", "--only", "DONE-5"], console
+        [
+            "conform",
+            "--impl",
+            "helpers_mutants:IgnoresGenerations",
+            "--only",
+            "DONE-5",
+            "--no-fuzz",
+        ],
+        console,
     )
     text = console.export_text()
     assert status == 1
@@ -171,7 +188,7 @@ def test_cli_conform_reports_by_clause_and_sets_the_exit_status() -> None:
     assert "first difference at $.outcome" in text and "stale_generation" in text
     console = Console(record=True, width=200)
     reference = "schedspec.conformance.reference:ReferenceImplementation"
-    assert cli.main(["conform", "--impl", reference], console) == 0
+    assert cli.main(["conform", "--impl", reference, "--no-fuzz"], console) == 0
     assert f"{len(VECTORS)} passed, 0 failed" in console.export_text()
 
 

@@ -2,9 +2,11 @@
 
 `main(["serve", ...])` runs the reference server on stdin/stdout; `main(["conform", ...])`
 runs the vectors against an implementation (`--impl "COMMAND"` for any program speaking the
-protocol, `--impl package.module:factory` for a Python object in-process), prints the report by
-clause and exits 0 only if every vector passed. `conform --regenerate` writes the corpus from the
-scenarios through the reference; `conform --check` fails if the committed corpus is stale.
+protocol, `--impl package.module:factory` for a Python object in-process), then fuzzes it
+against the oracle (`fuzz.py`: `--examples`, `--steps`, `--seed`, `--relaxed`; `--out DIR`
+writes a divergence as a vector there), prints the report by clause and exits 0 only if every
+vector passed and the fuzzer found no divergence. `conform --regenerate` writes the corpus from
+the scenarios through the reference; `conform --check` fails if the committed corpus is stale.
 Exit status 2 means the command itself was wrong (a bad option, a missing corpus).
 """
 
@@ -16,7 +18,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from . import corpus, server
+from . import corpus, fuzz, server
 from .adapters import (
     TIMEOUT_S,
     Factory,
@@ -83,7 +85,52 @@ def conform_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="start a new implementation for every vector instead of reusing one (WIRE-4)",
     )
+    fuzzing = parser.add_argument_group("differential fuzzing (after the vectors)")
+    fuzzing.add_argument(
+        "--relaxed",
+        action="store_true",
+        help="accept any allowed choice of claims (not only CLAIM-3's order) and follow it",
+    )
+    fuzzing.add_argument(
+        "--seed", type=int, default=fuzz.DEFAULT_SEED, help=f"default {fuzz.DEFAULT_SEED}"
+    )
+    fuzzing.add_argument(
+        "--examples",
+        type=_positive,
+        default=fuzz.DEFAULT_EXAMPLES,
+        metavar="N",
+        help=f"programs to try (default {fuzz.DEFAULT_EXAMPLES})",
+    )
+    fuzzing.add_argument(
+        "--steps",
+        type=_positive,
+        default=fuzz.DEFAULT_STEPS,
+        metavar="N",
+        help=f"operations per program at most (default {fuzz.DEFAULT_STEPS})",
+    )
+    fuzzing.add_argument(
+        "--shrink-time",
+        type=float,
+        default=fuzz.DEFAULT_SHRINK_S,
+        metavar="SECONDS",
+        help=f"time allowed for shrinking a divergence (default {fuzz.DEFAULT_SHRINK_S:g})",
+    )
+    fuzzing.add_argument(
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help="write the shrunk divergence there as a vector file (never into the corpus)",
+    )
+    fuzzing.add_argument("--no-fuzz", action="store_true", help="run the vectors only")
+    fuzzing.add_argument("--no-vectors", action="store_true", help="fuzz only")
     return parser
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
 
 
 def _factory(args: argparse.Namespace) -> tuple[Factory, str]:
@@ -119,13 +166,23 @@ def conform(argv: list[str], console: Console) -> int:
             return 1
         console.print(f"{len(files) - 1} vectors in {directory} are current")
         return 0
+    if args.no_fuzz and args.no_vectors:
+        console.print("schedspec conform: --no-fuzz and --no-vectors leave nothing to do")
+        return 2
+    if args.out is not None and args.out.resolve() == corpus.VECTORS_DIR.resolve():
+        console.print(
+            "schedspec conform: --out must not be the corpus; the corpus is generated from "
+            "scenarios (add one to scenarios.py to keep a divergence as a vector)"
+        )
+        return 2
+    mode = fuzz.Mode.RELAXED if args.relaxed else fuzz.Mode.STRICT
     try:
-        vectors = _selected(corpus.load_corpus(directory), args.only)
+        vectors = [] if args.no_vectors else _selected(corpus.load_corpus(directory), args.only)
         factory, name = _factory(args)
     except (corpus.VectorFormatError, ValueError, ImportError) as e:
         console.print(f"schedspec conform: {e}", markup=False)
         return 2
-    if not vectors:
+    if not vectors and not args.no_vectors:
         console.print(f"schedspec conform: no vector matches {args.only}", markup=False)
         return 2
     clauses: list[str] = []
@@ -133,10 +190,59 @@ def conform(argv: list[str], console: Console) -> int:
         if doc.exists():
             clauses += corpus.clause_ids(doc)
     report = run_corpus(
-        factory, vectors, name=name, clauses=clauses, fresh_per_vector=args.fresh_process
+        factory,
+        vectors,
+        name=name,
+        clauses=clauses,
+        fresh_per_vector=args.fresh_process,
+        mode=mode,
     )
-    render_report(report, console)
-    return 0 if report.passed else 1
+    found = None
+    if not args.no_fuzz:
+        found = fuzz.fuzz(
+            factory,
+            name=name,
+            mode=mode,
+            seed=args.seed,
+            examples=args.examples,
+            steps=args.steps,
+            shrink_s=args.shrink_time,
+        )
+    render_report(report, console, fuzz=found)
+    if found is not None:
+        render_fuzz(found, console, args.out)
+    vectors_ok = report.passed or not vectors
+    return 0 if vectors_ok and (found is None or found.passed) else 1
+
+
+def render_fuzz(result: fuzz.FuzzResult, console: Console, out: Path | None) -> None:
+    """The fuzzing summary, and the shrunk divergence as a trace (and a file in `out`)."""
+    head = (
+        f"fuzz ({result.mode}, seed {result.seed}): {result.examples} examples, "
+        f"{result.steps} exchanges in {result.seconds:.1f} s"
+    )
+    divergence = result.divergence
+    if divergence is None:
+        console.print(f"{head}: no divergence", markup=False)
+        return
+    console.rule("[red]fuzzing found a divergence[/]")
+    console.print(
+        f"{head}: diverged in example {result.found_after_examples} "
+        f"({result.found_after_steps} exchanges); shrunk from {result.original_length} to "
+        f"{len(divergence.requests)} requests in {result.shrink_runs} replays",
+        markup=False,
+    )
+    console.print(divergence.render(), markup=False, highlight=False)
+    if out is not None:
+        slug = "-".join(c.lower() for c in divergence.clauses[:1]) or "wire"
+        vector_name = f"fuzz-{slug}-seed-{result.seed}"
+        vector = fuzz.to_vector(divergence, vector_name, result.mode)
+        out.mkdir(parents=True, exist_ok=True)
+        path = out / f"{vector_name}.json"
+        path.write_text(vector.dumps(), encoding="utf-8")
+        console.print(
+            f"written as a vector: {path} (run it with --vectors {out} --no-fuzz)", markup=False
+        )
 
 
 def main(argv: list[str] | None = None, console: Console | None = None) -> int:

@@ -95,7 +95,8 @@ def from_events(
 ) -> Scenario:
     """A scenario replaying core `events` through the protocol, after a `create`.
 
-    Raises ValueError if an event holds a value with no JSON form (bytes, say).
+    Raises ValueError if an event holds a value with no JSON form (bytes, say) or one that
+    JSON would change (an integral float such as `1.0`, read as the integer 1, WIRE-6).
     """
     steps = [create(max_concurrency), *(Step(r) for r in requests_for_events(events))]
     return Scenario(name, description, tuple(clauses), tuple(steps), source)

@@ -964,6 +964,22 @@ SCENARIOS: list[Scenario] = [
         confirm_cancel("b", 1),
     ),
     S(
+        "done-duplicate-complete-releases-nothing",
+        "A duplicate complete counts nothing twice: a dependent waiting for two tasks stays "
+        "pending until the second succeeds (found by the differential fuzzer).",
+        ["DONE-4", "DONE-1"],
+        create(2),
+        submit("a"),
+        submit("b"),
+        submit("d", "a", "b"),
+        start(),
+        ready(),
+        complete("a", 1),
+        "The worker retries its complete; d still waits for b.",
+        complete("a", 1),
+        complete("b", 1),
+    ),
+    S(
         "done-stale-callbacks-release-nothing",
         "A callback naming a replaced version is stale: it neither releases nor blocks.",
         ["DONE-5", "STATE-3", "VER-2"],

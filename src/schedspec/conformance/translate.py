@@ -60,7 +60,28 @@ def event_for(request: Request, event_id: EventId) -> ev.Event:
 
 def requests_for_events(events: Iterable[ev.Event]) -> Iterator[JsonObject]:
     """Protocol requests (without ids) meaning the same as `events`; batches are expanded
-    into their members, which mean the same in sequence (EFFECT-4)."""
+    into their members, which mean the same in sequence (EFFECT-4).
+
+    Raises ValueError for an event the protocol cannot carry faithfully: a value with no JSON
+    form, or an integral float such as `1.0`, which reaches the implementation as the integer
+    1 (WIRE-6) and so means something else than the core's `1.0` (which it refuses)."""
+    for request in _requests_for_events(events):
+        _refuse_integral_floats(request)
+        yield request
+
+
+def _refuse_integral_floats(value: JsonValue) -> None:
+    if isinstance(value, float) and value.is_integer():
+        raise ValueError(f"{value!r} would be read as the integer {int(value)} (WIRE-6)")
+    if isinstance(value, list):
+        for item in value:
+            _refuse_integral_floats(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _refuse_integral_floats(item)
+
+
+def _requests_for_events(events: Iterable[ev.Event]) -> Iterator[JsonObject]:
     for event in events:
         match event:
             case ev.Submit():
@@ -98,9 +119,9 @@ def requests_for_events(events: Iterable[ev.Event]) -> Iterator[JsonObject]:
             case ev.Close():
                 yield {"op": "close"}
             case ev.SubmitBatch():
-                yield from requests_for_events(event.submissions)
+                yield from _requests_for_events(event.submissions)
             case ev.CompleteBatch():
-                yield from requests_for_events(event.completions)
+                yield from _requests_for_events(event.completions)
             case _:
                 assert_never(event)
 

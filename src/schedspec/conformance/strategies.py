@@ -1,0 +1,295 @@
+"""Hypothesis strategies for protocol sessions: programs that stay meaningful as they shrink.
+
+A `Program` is what one fuzzing example sends: a `create`, a random graph as submissions (the
+DAGs and graphs of `schedspec.strategies`), then a list of `Op`s. An `Op` is *abstract*: it says
+"complete the k-th running version" or "send a late callback for the k-th version ever
+claimed", and `Knowledge.request(op)` turns it into a concrete request only when it is sent,
+from what the replies so far have shown (which versions run, which were claimed, the current
+generations). So callbacks are meaningful, not lucky (real completions, duplicates, late and
+stale callbacks are common), and they stay meaningful while Hypothesis shrinks the program:
+deleting an earlier op changes which version "the k-th running" is, not whether there is one.
+An op that has nothing to name (no running version yet) sends nothing.
+
+Use them in your own property-based suite:
+
+    from hypothesis import given
+    from schedspec.conformance.strategies import programs
+    from schedspec.conformance.fuzz import assert_conforms
+
+    @given(programs())
+    def test_my_scheduler_conforms(program):
+        assert_conforms(my_factory, program)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from hypothesis import strategies as st
+
+from ..strategies import dags, graphs, task_id_alphabets
+from .protocol import PROTOCOL, JsonObject, JsonValue
+
+__all__ = [
+    "KINDS",
+    "Knowledge",
+    "Op",
+    "Program",
+    "operations",
+    "programs",
+]
+
+START_LATEST = 3
+MISSING_ID = "zz"  # named as a dependency by some graphs, never submitted by them
+
+# Values an op picks from by index; index 0 is where shrinking goes, so it comes first.
+MAX_TASKS: tuple[JsonValue, ...] = (None, 1, 2, None, 3, 0)
+BAD_MAX_TASKS: tuple[JsonValue, ...] = (-1, True, 1.5, "2")
+RESULTS: tuple[JsonValue, ...] = (None, 42, "done", {"rows": [1, 2]})
+ERRORS: tuple[JsonValue, ...] = ("boom", None, {"code": 7})
+BAD_TASK_IDS: tuple[JsonValue, ...] = ("", None, 0, 1.5, True, ["a"], {"a": 1})
+BAD_DEPS: tuple[JsonValue, ...] = ("ab", None, 3, {"a": 1})
+BAD_GENERATIONS: tuple[JsonValue, ...] = (0, -1, True, 1.5, "1", None)
+CALLBACK_KINDS = ("complete", "fail", "cancel", "confirm_cancel")
+# What a running version's worker does: mostly finish it, so that graphs make progress.
+FINISH_KINDS = ("complete", "complete", "complete", "fail", "cancel", "confirm_cancel")
+
+
+class Op(NamedTuple):
+    """One abstract operation: its kind and small numbers it picks with (see `Knowledge`)."""
+
+    kind: str
+    picks: tuple[int, ...] = ()
+
+    def describe(self) -> str:
+        return f"{self.kind}{list(self.picks)}"
+
+
+# Op kinds with their weights: mostly the ones that move versions, rarely `close` (which ends
+# the interesting part of a session). Shrinking goes towards the first kind, `start`, which is
+# harmless once started; Hypothesis also favours the last, so that is `ready`.
+WEIGHTS: dict[str, int] = {
+    "start": 3,
+    "finish": 8,
+    "submit": 3,
+    "resubmit": 2,
+    "cancel": 2,
+    "late": 4,
+    "repeat": 2,
+    "close": 1,
+    "bogus": 1,
+    "malformed_submit": 1,
+    "bad_ready": 1,
+    "query": 1,
+    "ready": 6,
+}
+KINDS = tuple(WEIGHTS)
+_WEIGHTED = tuple(kind for kind, weight in WEIGHTS.items() for _ in range(weight))
+_PICKS = {"start": 0, "close": 0, "repeat": 0}  # how many picks a kind needs; others 3
+
+
+@dataclass(frozen=True)
+class Program:
+    """One example: the limit, the task ids, the graph submitted first, then the ops."""
+
+    max_concurrency: int
+    ids: tuple[str, ...]
+    graph: tuple[tuple[str, tuple[str, ...]], ...]
+    ops: tuple[Op, ...]
+    start_at: int | None = 0  # a `start` is sent before this op (None: only the ops start)
+
+    def prefix(self) -> list[JsonObject]:
+        """The requests sent before the ops: create, then the graph's submissions."""
+        create: JsonObject = {
+            "op": "create",
+            "protocol": PROTOCOL,
+            "max_concurrency": self.max_concurrency,
+        }
+        submits: list[JsonObject] = [
+            {"op": "submit", "task": t, "deps": list(deps)} for t, deps in self.graph
+        ]
+        return [create, *submits]
+
+
+@st.composite
+def _operation(draw: st.DrawFn) -> Op:
+    kind = draw(st.sampled_from(_WEIGHTED))
+    if kind == "submit":  # the task, then its dependencies
+        picks = draw(st.lists(st.integers(0, 15), min_size=1, max_size=4))
+        return Op(kind, tuple(picks))
+    count = _PICKS.get(kind, 3)
+    return Op(kind, tuple(draw(st.integers(0, 15)) for _ in range(count)))
+
+
+def operations() -> st.SearchStrategy[Op]:
+    """Any abstract op, weighted by `WEIGHTS`."""
+    return _operation()
+
+
+def programs(
+    steps_max: int = 40, ids: st.SearchStrategy[tuple[str, ...]] | None = None
+) -> st.SearchStrategy[Program]:
+    """Programs of up to `steps_max` ops over 3 to 5 task ids (plain, unicode, look-alikes)."""
+    alphabets = ids if ids is not None else task_id_alphabets(min_size=3, max_size=5)
+    one_op = operations()
+
+    @st.composite
+    def build(draw: st.DrawFn) -> Program:
+        # Hypothesis favours the first and last elements; 0 (nothing is ever claimed) is
+        # worth a few examples, not a third of them.
+        limit = draw(st.sampled_from((1, 2, 3, 0, 2, 1)))
+        names = tuple(n for n in draw(alphabets) if n != MISSING_ID)
+        # Mostly acyclic graphs, so that most sessions get past start().
+        shapes = (dags(names), dags(names), dags(names), graphs(names, missing=(MISSING_ID,)))
+        graph = draw(st.one_of(shapes))
+        # At least half of `steps_max` ops: `st.lists` favours short lists, and the
+        # interesting interleavings need a few dozen ops. Hypothesis shrinks the ops towards
+        # `start`, a no-op once started; `fuzz.minimise` then deletes what is not needed.
+        length = draw(st.integers(steps_max // 2, steps_max))
+        ops = tuple(draw(one_op) for _ in range(length))
+        # Most sessions start within their first few ops; some never do unless an op does.
+        start_at = draw(st.integers(0, START_LATEST + 1))
+        return Program(
+            limit,
+            names,
+            tuple((t, tuple(d)) for t, d in graph),
+            ops,
+            None if start_at > START_LATEST else start_at,
+        )
+
+    return build()
+
+
+@dataclass
+class Knowledge:
+    """What the replies so far have shown; turns abstract ops into requests."""
+
+    ids: Sequence[str]
+    running: list[tuple[str, int]] = field(default_factory=list)
+    claimed: list[tuple[str, int]] = field(default_factory=list)
+    generations: dict[str, int] = field(default_factory=dict)
+    last_callback: JsonObject | None = None
+
+    def learn_snapshot(self, snapshot: JsonValue) -> None:
+        """Running versions and current generations from a `query_all` snapshot."""
+        if not isinstance(snapshot, dict) or not isinstance(snapshot.get("tasks"), dict):
+            return
+        tasks = snapshot["tasks"]
+        assert isinstance(tasks, dict)
+        self.running = []
+        self.generations = {}
+        for task, view in tasks.items():
+            if isinstance(view, dict) and isinstance(view.get("generation"), int):
+                generation = view["generation"]
+                assert isinstance(generation, int)
+                self.generations[task] = generation
+                if view.get("state") == "running":
+                    self.running.append((task, generation))
+
+    def learn_claims(self, reply: JsonValue) -> None:
+        """Versions claimed, from a `ready` reply: the workers' history, never forgotten."""
+        claimed = reply.get("claimed") if isinstance(reply, dict) else None
+        for ref in claimed if isinstance(claimed, list) else []:
+            task = ref.get("task") if isinstance(ref, dict) else None
+            generation = ref.get("generation") if isinstance(ref, dict) else None
+            if not isinstance(task, str) or not isinstance(generation, int):
+                continue
+            if (task, generation) not in self.claimed:
+                self.claimed.append((task, generation))
+
+    def _task(self, pick: int) -> str:
+        """One of the ids; rarely the id no graph submits (so that start() or a
+        re-submission after it is refused for an unknown dependency, but not too often)."""
+        return MISSING_ID if pick == 13 else self.ids[pick % len(self.ids)]
+
+    def request(self, op: Op) -> JsonObject | None:
+        """The request `op` stands for now, or None when it has nothing to name."""
+        request = self._request(op)
+        if request is not None and request["op"] in CALLBACK_KINDS:
+            self.last_callback = request
+        return request
+
+    def _request(self, op: Op) -> JsonObject | None:
+        p = (*op.picks, 0, 0, 0)
+        match op.kind:
+            case "start" | "close":
+                return {"op": op.kind}
+            case "ready":
+                return {"op": "ready", "max_tasks": MAX_TASKS[p[0] % len(MAX_TASKS)]}
+            case "bad_ready":
+                return {"op": "ready", "max_tasks": BAD_MAX_TASKS[p[0] % len(BAD_MAX_TASKS)]}
+            case "finish":
+                if not self.running:
+                    return None
+                running = self.running[p[0] % len(self.running)]
+                kind = FINISH_KINDS[p[1] % len(FINISH_KINDS)]
+                return self._callback(kind, *running, p[2])
+            case "late":
+                if not self.claimed:
+                    return None
+                claimed = self.claimed[p[0] % len(self.claimed)]
+                return self._callback(CALLBACK_KINDS[p[1] % 4], *claimed, p[2])
+            case "submit":
+                deps: list[JsonValue] = list(dict.fromkeys(self._task(q) for q in op.picks[1:]))
+                return {"op": "submit", "task": self._task(p[0]), "deps": deps}
+            case "repeat":
+                # The last callback again, as a worker retrying after a lost reply would.
+                return None if self.last_callback is None else dict(self.last_callback)
+            case "resubmit":
+                # A new version of a task that was claimed (or any task), with no
+                # dependencies so that it is accepted: its old workers' callbacks go stale.
+                pool = self.claimed or [(t, 0) for t in self.ids]
+                task = pool[p[0] % len(pool)][0]
+                return {"op": "submit", "task": task, "deps": []}
+            case "cancel":
+                named = self._task(p[0])
+                current = self.generations.get(named, 1)
+                # None names the current version; 1..current+1 covers stale and future ones.
+                which: JsonValue = None if p[1] % 3 == 0 else 1 + p[1] % (current + 1)
+                return {"op": "cancel", "task": named, "generation": which}
+            case "bogus":
+                return self._bogus(p)
+            case "malformed_submit":
+                return self._malformed_submit(p)
+            case "query":
+                return {"op": "query", "task": self._task(p[0])}
+        raise ValueError(f"unknown op kind {op.kind!r}")
+
+    def _callback(self, kind: str, task: str, generation: int, pick: int) -> JsonObject:
+        request: JsonObject = {"op": kind, "task": task, "generation": generation}
+        if kind == "complete":
+            request["result"] = RESULTS[pick % len(RESULTS)]
+        elif kind == "fail":
+            request["error"] = ERRORS[pick % len(ERRORS)]
+        elif kind == "cancel" and pick % 2:
+            request["generation"] = None  # the current version, whichever it is now
+        return request
+
+    def _bogus(self, p: tuple[int, ...]) -> JsonObject:
+        """A callback naming anything: unknown ids, bad or future generations."""
+        tasks: list[JsonValue] = [*self.ids, "unknown", *BAD_TASK_IDS]
+        task = tasks[p[0] % len(tasks)]
+        generations: list[JsonValue] = [1, 2, 3, *BAD_GENERATIONS]
+        generation = generations[p[1] % len(generations)]
+        kind = CALLBACK_KINDS[p[2] % 4]
+        request: JsonObject = {"op": kind, "task": task, "generation": generation}
+        if kind == "fail":
+            request["error"] = "bogus"
+        return request
+
+    def _malformed_submit(self, p: tuple[int, ...]) -> JsonObject:
+        """A submission the contract refuses: a bad id, bad deps, a bad or repeated dep."""
+        task = self._task(p[1])
+        match p[0] % 4:
+            case 0:
+                return {"op": "submit", "task": BAD_TASK_IDS[p[1] % len(BAD_TASK_IDS)], "deps": []}
+            case 1:
+                return {"op": "submit", "task": task, "deps": BAD_DEPS[p[2] % len(BAD_DEPS)]}
+            case 2:
+                bad = BAD_TASK_IDS[p[2] % len(BAD_TASK_IDS)]
+                return {"op": "submit", "task": task, "deps": [self._task(p[2]), bad]}
+            case _:
+                dep = self._task(p[2])
+                return {"op": "submit", "task": task, "deps": [dep, dep]}

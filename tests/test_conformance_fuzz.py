@@ -1,0 +1,304 @@
+"""Differential fuzzing: meaningful programs, divergences found, shrunk, blamed and written as
+vectors; strict and relaxed modes; and clear verdicts for implementations that misbehave.
+
+Budgets are small and seeds fixed, so every test here is deterministic and quick; the long
+campaigns are in the slow tier of `test_conformance_mutants.py`.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from rich.console import Console
+
+from helpers_schemas import problems
+from helpers_scripts import script_argv
+from schedspec.conformance import cli, corpus, runner
+from schedspec.conformance.adapters import SubprocessImplementation
+from schedspec.conformance.fuzz import (
+    FuzzResult,
+    Mode,
+    assert_conforms,
+    describe_request,
+    fuzz,
+    replay,
+    to_vector,
+)
+from schedspec.conformance.mutants import (
+    ForcedCancel,
+    RaisesConcurrency,
+    ReverseEdges,
+)
+from schedspec.conformance.plain import PlainScheduler
+from schedspec.conformance.protocol import PROTOCOL, JsonObject
+from schedspec.conformance.reference import ReferenceImplementation
+from schedspec.conformance.strategies import Knowledge, Op, Program, programs
+
+REFERENCE = "schedspec.conformance.reference:ReferenceImplementation"
+
+
+class NewestFirst(PlainScheduler):
+    """Claims the most recently submitted ready versions first: safe, but not CLAIM-3's order.
+    The kind of implementation relaxed mode is for."""
+
+    def choose(self, count: int) -> list[str]:
+        return list(reversed(self.ready_versions()))[: max(count, 0)]
+
+
+class ReclaimsRunning(PlainScheduler):
+    """Hands out running versions again when slots are free: unsafe in any mode (CLAIM-4)."""
+
+    def ready_versions(self) -> list[str]:
+        running = [t for t in self.by_seq() if self.tasks[t].state == "running"]
+        return super().ready_versions() + running
+
+
+# The oracle against itself and against the independent implementation.
+
+
+def test_fuzzing_the_reference_finds_nothing_and_covers_the_contract() -> None:
+    result = fuzz(ReferenceImplementation, name="reference", examples=100)
+    assert result.passed and result.examples >= 90
+    covered = set(result.exercised)
+    wanted = {
+        "SUB-1", "SUB-2", "SUB-5", "SUB-6", "SUB-7", "SUB-8", "SUB-9", "SUB-10",
+        "START-2", "START-3", "CLAIM-1", "CLAIM-2", "CLAIM-3", "CLAIM-6",
+        "DONE-1", "DONE-2", "DONE-4", "DONE-5", "DONE-6",
+        "BLOCK-1", "BLOCK-2", "CANCEL-1", "CANCEL-3", "CANCEL-4", "CANCEL-5",
+        "CLOSE-1", "CLOSE-2", "CLOSE-4", "QUERY-1", "QUERY-2",
+    }  # fmt: skip
+    assert wanted <= covered, sorted(wanted - covered)
+
+
+def test_programs_make_meaningful_callbacks_not_only_refused_ones() -> None:
+    """Callbacks name running and claimed versions (learnt from the replies), so accepted,
+    duplicate and stale outcomes are common, not lucky."""
+    result = fuzz(ReferenceImplementation, name="reference", examples=60)
+    e = result.exercised
+    assert e["DONE-1"] >= 30 and e["DONE-2"] >= 10 and e["DONE-4"] >= 10, e
+    assert e["DONE-5"] >= 3 and e["CANCEL-3"] >= 10 and e["SUB-8"] >= 3, e
+
+
+def test_the_relaxed_oracle_agrees_with_the_reference_in_strict_mode() -> None:
+    """`PlainScheduler` is the relaxed mode's oracle; it is trusted because it never diverges
+    from the reference, over many programs (and it passes every vector, see the mutants)."""
+    result = fuzz(PlainScheduler, name="plain", examples=200)
+    assert result.passed, result.divergence and result.divergence.render()
+
+
+# Finding, shrinking, blaming. The shrinking budget is generous, so that the result does not
+# depend on the machine's load: shrinking this divergence ends by itself in a second or two.
+
+
+@functools.cache
+def forced_cancel() -> FuzzResult:
+    return fuzz(ForcedCancel, name="forced", seed=0, examples=30, shrink_s=60)
+
+
+def test_a_divergence_is_shrunk_to_a_1_minimal_trace_and_blamed() -> None:
+    result = forced_cancel()
+    divergence = result.divergence
+    assert divergence is not None and result.original_length is not None
+    requests = divergence.requests
+    assert len(requests) <= result.original_length and len(requests) == 5
+    assert [r["op"] for r in requests] == ["create", "submit", "start", "ready", "cancel"]
+    assert divergence.clauses[0] == "CANCEL-3"
+    for i in range(1, len(requests)):  # no single request can go
+        shorter = replay(ForcedCancel, requests[:i] + requests[i + 1 :]).divergence
+        assert shorter is None or shorter.signature != divergence.signature, i
+
+
+def test_the_same_seed_finds_the_same_trace() -> None:
+    first = forced_cancel()
+    second = fuzz(ForcedCancel, name="forced", seed=0, examples=30, shrink_s=60)
+    assert first.divergence is not None and second.divergence is not None
+    assert first.divergence.requests == second.divergence.requests
+    assert first.found_after_examples == second.found_after_examples
+
+
+def test_the_trace_reads_as_a_story() -> None:
+    result = forced_cancel()
+    assert result.divergence is not None
+    text = result.divergence.render()
+    assert "  1. create max_concurrency=1" in text
+    assert '  5. cancel "a"@1' in text and "cancel_requested (running)" in text
+    assert 'at $.outcome: expected "cancel_requested", got "accepted"' in text
+    assert describe_request({"op": "submit", "task": "b", "deps": ["a"]}) == 'submit "b" <- ["a"]'
+
+
+def test_a_divergence_becomes_a_vector_that_fails_the_same_way(tmp_path: Path) -> None:
+    result = forced_cancel()
+    assert result.divergence is not None
+    vector = to_vector(result.divergence, "fuzz-cancel-3-seed-0")
+    assert not problems("vector", vector.to_json())
+    path = tmp_path / "fuzz-cancel-3-seed-0.json"
+    path.write_text(vector.dumps())
+    loaded = corpus.load_corpus(tmp_path)
+    assert loaded[0].clauses[0] == "CANCEL-3" and loaded[0].source == "fuzz"
+    assert runner.run_corpus(ReferenceImplementation, loaded).passed
+    failed = runner.run_corpus(ForcedCancel, loaded)
+    assert not failed.passed and "CANCEL-3" in failed.failed_clauses()
+
+
+# Relaxed mode.
+
+
+def test_strict_mode_rejects_another_claim_order_and_relaxed_mode_follows_it() -> None:
+    strict = fuzz(NewestFirst, name="newest", seed=0, examples=60, shrink_s=2)
+    assert strict.divergence is not None
+    assert "CLAIM-3" in strict.divergence.clauses
+    assert strict.divergence.culprit.request["op"] == "ready"
+    relaxed = fuzz(NewestFirst, name="newest", mode=Mode.RELAXED, seed=0, examples=150)
+    assert relaxed.passed, relaxed.divergence and relaxed.divergence.render()
+
+
+def test_relaxed_mode_runs_the_vectors_with_the_oracle_following_the_claims() -> None:
+    vectors = corpus.load_corpus()
+    assert not runner.run_corpus(NewestFirst, vectors).passed
+    relaxed = runner.run_corpus(NewestFirst, vectors, mode=Mode.RELAXED)
+    assert relaxed.passed, [(r.vector.name, r.failure) for r in relaxed.failures][:2]
+    assert runner.run_corpus(ReferenceImplementation, vectors, mode=Mode.RELAXED).passed
+
+
+@pytest.mark.parametrize(
+    ("factory", "clause"), [(RaisesConcurrency, "CLAIM-5"), (ReclaimsRunning, "CLAIM-4")]
+)
+def test_relaxed_mode_still_catches_claims_outside_the_allowed_set(
+    factory: type[PlainScheduler], clause: str
+) -> None:
+    result = fuzz(factory, name="unsafe", mode=Mode.RELAXED, seed=0, examples=60, shrink_s=2)
+    assert result.divergence is not None
+    assert clause in result.divergence.clauses, result.divergence.render()
+    vector = to_vector(result.divergence, "fuzz-relaxed", Mode.RELAXED)
+    assert vector.source == "fuzz-relaxed" and not problems("vector", vector.to_json())
+
+
+# The strategies, as others would import them.
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+@given(programs(steps_max=20))
+def test_programs_are_a_regression_suite_others_can_import(program: Program) -> None:
+    assert_conforms(ReverseEdges, program)
+
+
+def test_assert_conforms_shows_the_trace() -> None:
+    program = Program(1, ("a",), (("a", ()),), (Op("ready"), Op("cancel", (0, 0))), 0)
+    with pytest.raises(AssertionError, match=r"(?s)diverged.*cancel \"a\".*CANCEL-3"):
+        assert_conforms(ForcedCancel, program)
+
+
+def test_knowledge_turns_abstract_ops_into_requests_naming_real_versions() -> None:
+    k = Knowledge(("a", "b"))
+    assert k.request(Op("finish", (0, 0, 0))) is None  # nothing runs yet: nothing is sent
+    k.learn_claims({"claimed": [{"task": "b", "generation": 2}]})
+    k.learn_snapshot({"tasks": {"b": {"generation": 2, "state": "running"}}})
+    assert k.request(Op("finish", (0, 0, 1))) == {
+        "op": "complete",
+        "task": "b",
+        "generation": 2,
+        "result": 42,
+    }
+    assert k.request(Op("repeat")) == k.request(Op("finish", (0, 0, 1)))
+    assert k.request(Op("late", (0, 1, 0))) == {"op": "fail", "task": "b", "generation": 2,
+                                               "error": "boom"}  # fmt: skip
+    with pytest.raises(ValueError, match="unknown op kind"):
+        k.request(Op("teleport"))
+
+
+# Robustness: whatever the implementation does, a clear verdict in bounded time.
+
+FAULTS = [
+    ("crash", "crashed"),
+    ("hang", "timed_out"),
+    ("garbage", "not_json"),
+    ("not_object", "not_object"),
+    ("wrong_id", "wrong_id"),
+    ("twice", "wrong_id"),
+    ("flood", "line_too_long"),
+    ("quits", "crashed"),
+]
+
+
+@pytest.mark.parametrize(("script", "verdict"), FAULTS)
+def test_wire_fuzzing_gives_misbehaving_implementations_a_clear_verdict(
+    tmp_path: Path, script: str, verdict: str
+) -> None:
+    argv = script_argv(tmp_path, script)
+    made: list[SubprocessImplementation] = []
+
+    def factory() -> SubprocessImplementation:
+        made.append(SubprocessImplementation(argv, timeout_s=0.5, line_bytes_max=100_000))
+        return made[-1]
+
+    started = time.monotonic()
+    result = fuzz(factory, name=script, examples=5, shrink_s=1)
+    assert time.monotonic() - started < 30, "the oracle took too long to give a verdict"
+    divergence = result.divergence
+    assert divergence is not None and divergence.verdict == verdict, divergence
+    assert divergence.requests[0]["op"] == "create" and len(divergence.requests) <= 2
+    assert all(impl._process is None for impl in made), "a process was left running"
+    if script == "twice":
+        assert "earlier request" in divergence.detail
+
+
+def test_wire_fuzzing_turns_an_in_process_exception_into_a_verdict() -> None:
+    class Raises(PlainScheduler):
+        def op_start(self, f: dict) -> JsonObject:  # type: ignore[type-arg]
+            raise KeyError("my bug")
+
+    result = fuzz(Raises, name="raises", examples=5, shrink_s=1)
+    assert result.divergence is not None and result.divergence.verdict == "raised"
+    assert "my bug" in result.divergence.detail
+    assert result.divergence.requests[-1] == {"op": "start"}
+
+
+def test_bad_fuzzing_arguments_are_refused() -> None:
+    with pytest.raises(ValueError, match="examples must be >= 1"):
+        fuzz(ReferenceImplementation, examples=0)
+
+
+# The command line.
+
+
+def run_cli(*args: str) -> tuple[int, str]:
+    console = Console(record=True, width=200)
+    status = cli.main(["conform", *args], console)
+    return status, console.export_text()
+
+
+def test_cli_conform_fuzzes_after_the_vectors_and_writes_the_divergence(tmp_path: Path) -> None:
+    status, text = run_cli(
+        "--impl", "schedspec.conformance.mutants:ForcedCancel", "--only", "claim-",
+        "--examples", "30", "--shrink-time", "3", "--out", str(tmp_path),
+    )  # fmt: skip
+    assert status == 1
+    assert re.search(r"CANCEL-3 +│ \d+ +│ \d+ +│ \d+ +│ failed", text), text
+    assert "fuzzing found a divergence" in text and "shrunk from" in text
+    written = list(tmp_path.glob("fuzz-cancel-3-seed-0.json"))
+    assert written and corpus.load_vector(written[0]).clauses[0] == "CANCEL-3"
+
+
+def test_cli_conform_passes_the_reference_with_vectors_and_fuzzing() -> None:
+    status, text = run_cli("--impl", REFERENCE, "--examples", "20", "--seed", "7")
+    assert status == 0, text
+    assert re.search(r"fuzz \(strict, seed 7\): \d+ examples, \d+ exchanges", text), text
+    assert "no divergence" in text
+    status, text = run_cli("--impl", REFERENCE, "--no-vectors", "--examples", "5", "--relaxed")
+    assert status == 0 and "fuzz (relaxed, seed 0)" in text
+
+
+def test_cli_conform_refuses_to_write_into_the_corpus_and_other_mistakes() -> None:
+    assert run_cli("--impl", REFERENCE, "--out", str(corpus.VECTORS_DIR))[0] == 2
+    assert run_cli("--impl", REFERENCE, "--no-fuzz", "--no-vectors")[0] == 2
+    with pytest.raises(SystemExit):
+        run_cli("--impl", REFERENCE, "--examples", "0")
+
+
+def test_cli_create_protocol_constant_is_the_one_spoken() -> None:
+    assert PROTOCOL == "schedspec/1"
