@@ -13,8 +13,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from schedspec.conformance import cli
-from schedspec.conformance import corpus
+from schedspec.conformance import cli, corpus
 
 SERVER = Path(__file__).resolve().parent.parent / "examples" / "js" / "server.js"
 

@@ -1547,7 +1547,7 @@ SCENARIOS: list[Scenario] = [
     ),
     S(
         "sub-self-dependency-of-a-replaced-cancelled-version",
-        "A self-dependency names the new version: never a cause, even if the old one was cancelled.",
+        "A self-dependency names the new version, never a cause, even if the old was cancelled.",
         ["SUB-5", "START-2"],
         create(1),
         submit("a"),
