@@ -42,6 +42,14 @@ def test_catalogue_has_every_well_known_mistake_and_two_correct_designs() -> Non
         assert entry.spec == f"schedspec.conformance.mutants:{entry.factory.__name__}"
 
 
+def test_the_readme_lists_the_catalogue_with_the_clauses_each_mistake_breaks() -> None:
+    readme = (corpus.VECTORS_DIR.parent / "README.md").read_text()
+    rows = [line for line in corpus.catalogue_table() if line.startswith("|")]
+    assert len(rows) == len(CATALOGUE) + 2  # the header, its rule, one row per entry
+    missing = [row for row in rows if row not in readme.splitlines()]
+    assert not missing, missing
+
+
 @pytest.mark.parametrize("entry", CORRECT, ids=lambda e: e.name)
 def test_correct_designs_pass_every_vector(entry: Entry) -> None:
     report = vector_report(entry)
