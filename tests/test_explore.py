@@ -211,9 +211,13 @@ def test_verify_without_tlc_prints_the_table_and_writes_json(
 @needs_tlc
 def test_verify_compares_with_tlc(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "verify.json"
-    assert explore_cli.verify(["cycle", "--json", str(out)]) == 0
+    markdown = tmp_path / "verify.md"
+    assert explore_cli.verify(["cycle", "--json", str(out), "--markdown", str(markdown)]) == 0
     (row,) = json.loads(out.read_text())
     assert (row["TLC states"], row["projected"], row["agree"]) == (112, 112, "yes")
+    header, rule, line, *_ = markdown.read_text().splitlines()
+    assert header.startswith("| scope | states | transitions |") and rule.startswith("|---|")
+    assert line.startswith("| cycle | 131 | 155 |") and "| 112 | 112 | yes |" in line
 
 
 def test_deadlock_is_found_where_work_remains_and_nothing_moves() -> None:

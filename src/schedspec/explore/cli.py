@@ -78,6 +78,7 @@ def verify(argv: list[str]) -> int:
     parser.add_argument("--no-tlc", action="store_true", help="explore only, no TLC comparison")
     parser.add_argument("--traces", type=Path, default=TRACES_DIR, help="counterexample dir")
     parser.add_argument("--json", type=Path, default=None, help="also write the table as JSON")
+    parser.add_argument("--markdown", type=Path, default=None, help="also write it as Markdown")
     args = parser.parse_args(argv)
     console = make_console()
     try:
@@ -119,10 +120,13 @@ def verify(argv: list[str]) -> int:
             console.print(f"[bold red]{scope.name}: the explorer and TLC disagree[/]")
             for line in agreement.difference:
                 console.print(f"  {line}", markup=False, highlight=False)
+    seconds = time.monotonic() - started
     _print_table(console, rows, use_tlc)
-    console.print(f"{len(rows)} scopes in {time.monotonic() - started:.1f} s")
+    console.print(f"{len(rows)} scopes in {seconds:.1f} s")
     if args.json is not None:
         args.json.write_text(json.dumps(rows, indent=1) + "\n")
+    if args.markdown is not None:
+        args.markdown.write_text(_markdown(rows, use_tlc, seconds))
     return 1 if failed else 0
 
 
@@ -163,24 +167,30 @@ def _verdict(result: search.Result) -> str:
     return "incomplete"
 
 
-def _print_table(console: Console, rows: list[dict[str, object]], use_tlc: bool) -> None:
-    table = Table(title="schedspec verify: explorer over the real core, and TLC")
+def _columns(use_tlc: bool) -> list[str]:
     columns = ["scope", "states", "transitions", "depth", "checks", "reduced states"]
     columns += ["explorer s", "explorer states/s"]
     if use_tlc:
         columns += ["TLC states", "projected", "agree", "TLC s", "TLC states/s"]
-    columns.append("verdict")
-    for c in columns:
+    return [*columns, "verdict"]
+
+
+def _print_table(console: Console, rows: list[dict[str, object]], use_tlc: bool) -> None:
+    table = Table(title="schedspec verify: explorer over the real core, and TLC")
+    for c in _columns(use_tlc):
         table.add_column(c, justify="left" if c in ("scope", "verdict", "agree") else "right")
     for row in rows:
-        cells = []
-        for c in columns:
-            value = row.get(c)
-            cells.append(
-                "-" if value is None else f"{value:,}" if isinstance(value, int) else str(value)
-            )
-        table.add_row(*cells)
+        table.add_row(*(_cell(row.get(c)) for c in _columns(use_tlc)))
     console.print(table)
+
+
+def _markdown(rows: list[dict[str, object]], use_tlc: bool, seconds: float) -> str:
+    """The same table as Markdown, for the README."""
+    columns = _columns(use_tlc)
+    right = ["---" if c in ("scope", "verdict", "agree") else "---:" for c in columns]
+    lines = ["| " + " | ".join(columns) + " |", "|" + "|".join(right) + "|"]
+    lines += ["| " + " | ".join(_cell(row.get(c)) for c in columns) + " |" for row in rows]
+    return "\n".join([*lines, "", f"{len(rows)} scopes in {seconds:.1f} s", ""])
 
 
 def _cell(value: object) -> str:
