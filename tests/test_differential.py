@@ -22,6 +22,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -266,6 +267,15 @@ DifferentialMachine.TestCase.settings = settings(
     suppress_health_check=[HealthCheck.too_slow],
 )
 test_effect_2_core_matches_naive_model = DifferentialMachine.TestCase
+
+
+def test_effect_2_the_differential_run_drove_thousands_of_steps() -> None:
+    """Runs after the machine above (pytest keeps the file's order): the run compared the core
+    and the naive model on at least 2,000 steps, so a shrinking budget cannot go unnoticed."""
+    if STEPS_RUN[0] == 0:
+        pytest.skip("run together with test_effect_2_core_matches_naive_model")
+    print(f"differential steps: {STEPS_RUN[0]}")
+    assert STEPS_RUN[0] >= 2_000, STEPS_RUN[0]
 
 
 # EFFECT-4: a batch means exactly its members in sequence.
