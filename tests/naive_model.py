@@ -24,10 +24,11 @@ Choices where the contract text leaves room (each is reported in the change that
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass
 
+# The breadth-first shortest cycle of START-3 is shared with the conformance module's plain
+# implementation (both follow the contract's text over task ids; the core works on indices).
+from schedspec.conformance.plain import shortest_cycle as _shortest_cycle
 from schedspec.core.effects import (
     Answered,
     Batched,
@@ -445,22 +446,3 @@ class NaiveModel:
                 self.tasks[t][-1].detail = REASON_SHUTDOWN
         self._drain()
         return Closed(self._eid, True)
-
-
-def _shortest_cycle(start: str, deps_of: Callable[[str], tuple[str, ...]]) -> list[str] | None:
-    """A shortest path `[start, ..., start]` along dependencies, breadth-first in submitted
-    order (START-3), or None when `start` is on no cycle."""
-    parent: dict[str, str] = {}
-    queue = deque([start])
-    while queue:
-        v = queue.popleft()
-        for w in deps_of(v):
-            if w == start:
-                path = [v]
-                while path[-1] != start:
-                    path.append(parent[path[-1]])
-                return [*reversed(path), start]
-            if w not in parent:
-                parent[w] = v
-                queue.append(w)
-    return None

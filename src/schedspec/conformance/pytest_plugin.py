@@ -157,7 +157,19 @@ class ConformanceFailure(Exception):
     """A conformance test failed; the message is the readable explanation."""
 
 
-class VectorItem(pytest.Item):
+class ConformanceItem(pytest.Item):
+    """A test the plugin adds: its failure is shown as its explanation, without a traceback."""
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, ConformanceFailure):
+            return str(excinfo.value)
+        return str(super().repr_failure(excinfo))
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, self.name
+
+
+class VectorItem(ConformanceItem):
     """One vector of the corpus against the implementation under test."""
 
     def __init__(self, *, vector: Vector, **kwargs: Any) -> None:
@@ -182,16 +194,8 @@ class VectorItem(pytest.Item):
         lines.append(f"  {failure.describe()}")
         raise ConformanceFailure("\n".join(lines))
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
-        if isinstance(excinfo.value, ConformanceFailure):
-            return str(excinfo.value)
-        return str(super().repr_failure(excinfo))
 
-    def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.path, None, self.name
-
-
-class FuzzItem(pytest.Item):
+class FuzzItem(ConformanceItem):
     """Differential fuzzing against the oracle, shrunk to a minimal trace on divergence."""
 
     def runtest(self) -> None:
@@ -223,14 +227,6 @@ class FuzzItem(pytest.Item):
             path.write_text(fuzz.to_vector(divergence, name, result.mode).dumps(), "utf-8")
             text += f"\nwritten as a vector: {path}"
         raise ConformanceFailure(text)
-
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
-        if isinstance(excinfo.value, ConformanceFailure):
-            return str(excinfo.value)
-        return str(super().repr_failure(excinfo))
-
-    def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.path, None, self.name
 
 
 def _request_text(request: object, line: str | None) -> str:
