@@ -287,7 +287,10 @@ def pairs_of(index: Index) -> Iterator[tuple[str, int]]:
 def index_of(count: int, *sources: Iterable[tuple[str, int]]) -> Index:
     """A hash table of the `count` (task id, task index) pairs of `sources`, at most half full.
 
-    It holds the very int objects given, not equal copies: one int per task suffices.
+    It holds the very int objects given, not equal copies: one int per task suffices. The slots
+    are laid out in one flat list, then cut into buckets from its end, the list shrinking as the
+    buckets grow, so that the two do not both hold every slot at once (at 10^6 tasks that is
+    30 MB less at the peak of a large submission).
     """
     slots = BUCKET
     while slots < 2 * count:
@@ -302,7 +305,12 @@ def index_of(count: int, *sources: Iterable[tuple[str, int]]) -> Index:
             flat[slot << 1] = name
             flat[(slot << 1) + 1] = i
     width = BUCKET << 1
-    return pvector([tuple(flat[k : k + width]) for k in range(0, slots << 1, width)])
+    buckets = []
+    for k in range((slots << 1) - width, -1, -width):
+        buckets.append(tuple(flat[k:]))
+        del flat[k:]
+    buckets.reverse()
+    return pvector(buckets)
 
 
 def smallest_ready(levels: Any, wanted: int) -> list[int]:

@@ -7,7 +7,8 @@ write opens transient copies of the columns (evolvers over the persistent vector
 touched nodes are copied), and the step then freezes them into the next state. Every version
 state change goes through `_Tx.move`, which checks it against `table.TRANSITIONS`, keeps the
 running count and the ready index in step with the cell, and records a `Transitioned`
-notification; every phase change goes through `_Tx.set_phase`.
+notification (or its batch form `_Tx.move_all`, for a claim); every phase change goes through
+`_Tx.set_phase`.
 
 The legality rules live here and only here: the shell, the explorer and the conformance oracle
 all ask this function.
@@ -15,7 +16,7 @@ all ask this function.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, assert_never
 
 from pyrsistent import pvector
@@ -78,6 +79,7 @@ from .state import (
     EMPTY_EDGES,
     FAILED,
     GENERATION,
+    HUB_EDGES,
     NAME,
     PENDING,
     READY,
@@ -134,6 +136,10 @@ _TARGET_BITS = tuple(code | CLAIMED if code == RUNNING else code for code in ran
 _KEPT_BITS = tuple(~STATE_MASK if code == PENDING else _FLAGS for code in range(ABSENT + 1))
 # The source state a notification reports, by cell code: None for a new version.
 _SOURCE_STATE: tuple[Any, ...] = (*STATE_OF, None)
+# Enum members the per-task paths compare or record, as module constants: in Python 3.11 each
+# `Phase.X` reads the member through a descriptor, about 50 ns, several times per task.
+_STARTED, _CLOSING, _CLOSED = Phase.STARTED, Phase.CLOSING, Phase.CLOSED
+_ACCEPTED = OutcomeKind.ACCEPTED
 
 
 def step(state: State, event: Event) -> tuple[State, tuple[Effect, ...]]:
@@ -278,7 +284,7 @@ class _Tx:
         """The hash table with the ids of `fresh`, rebuilt larger if it would be over half full."""
         count = len(self.versions)
         if 2 * count > len(self.index) << BUCKET_SHIFT:
-            return index_of(count, pairs_of(self.index), self.fresh.items())
+            return index_of(count, pairs_of(self.index), _drained(self.fresh))
         index = self.index.evolver()
         for task_id, i in self.fresh.items():
             place(index, task_id, i)
@@ -355,10 +361,25 @@ class _Tx:
         elif target == RUNNING:
             self.running += 1
         version = self.versions[i]
+        # The ready index, as `_ready_clear` / `_ready_set` do it, inline: this is the hot path.
         if source == READY:
-            self._ready_clear(version[SEQ])
+            seq = version[SEQ]
+            for level in self.ready:
+                word = seq >> WORD_SHIFT
+                new = level[word] & ~(1 << (seq & WORD_MASK))
+                level[word] = new
+                if new:
+                    break
+                seq = word
         elif target == READY:
-            self._ready_set(version[SEQ])
+            seq = version[SEQ]
+            for level in self.ready:
+                word = seq >> WORD_SHIFT
+                old = level[word]
+                level[word] = old | (1 << (seq & WORD_MASK))
+                if old:
+                    break
+                seq = word
         self.effects.append(
             Transitioned(
                 self.event_id,
@@ -368,6 +389,43 @@ class _Tx:
                 STATE_OF[target],
             )
         )
+
+    def move_all(self, indices: list[int], target: int, event: str) -> None:
+        """`move` of each version of `indices` in turn, all to `target`: the same checks,
+        cells, running count, ready index and notifications, in the same order, at less cost
+        per version. The bits it clears in the ready index are cleared together at the end
+        (`ready_clear_all`), each word written once when `indices` are in sequence order."""
+        if not self.changed:
+            self.open()
+        legal, kept, bits = _LEGAL[event], _KEPT_BITS[target], _TARGET_BITS[target]
+        cells, versions, effects, event_id = self.cells, self.versions, self.effects, self.event_id
+        target_state = STATE_OF[target]
+        running = self.running
+        cleared = []
+        for i in indices:
+            cell = cells[i]
+            source = cell & STATE_MASK
+            assert legal >> (source << STATE_BITS | target) & 1, (
+                _SOURCE_STATE[source],
+                target_state,
+                event,
+            )
+            cells[i] = (cell & kept) | bits
+            if source == RUNNING:
+                running -= 1
+            elif target == RUNNING:
+                running += 1
+            version = versions[i]
+            if source == READY:
+                cleared.append(version[SEQ])
+            elif target == READY:
+                self._ready_set(version[SEQ])
+            name, generation = version[NAME], version[GENERATION]
+            source_state = _SOURCE_STATE[source]
+            effects.append(Transitioned(event_id, name, generation, source_state, target_state))
+        self.running = running
+        if cleared:
+            self.ready_clear_all(cleared)
 
     def set_phase(self, target: Phase, event: str) -> None:
         assert event in PHASE_TRANSITIONS.get((self.phase, target), ()), (self.phase, target)
@@ -399,6 +457,31 @@ class _Tx:
             if new:
                 return
             seq = word
+
+    def ready_clear_all(self, seqs: list[int]) -> None:
+        """`_ready_clear` of every sequence number in `seqs` (distinct, all set, any order):
+        the bits of one word are cleared together, and a word that becomes empty clears its
+        own bit one level up, in the same way. In ascending order each word is written once;
+        otherwise a word is read back and written again when its sequence numbers recur."""
+        for level in self.ready:
+            emptied = []
+            word = seqs[0] >> WORD_SHIFT
+            bits = level[word]
+            for seq in seqs:
+                if seq >> WORD_SHIFT != word:
+                    level[word] = bits
+                    if not bits:
+                        emptied.append(word)
+                    word = seq >> WORD_SHIFT
+                    bits = level[word]
+                bits &= ~(1 << (seq & WORD_MASK))
+            level[word] = bits
+            if bits:
+                if not emptied:
+                    return
+            else:
+                emptied.append(word)
+            seqs = emptied
 
     def new_seq(self, i: int) -> int:
         """Allocate the next submission sequence number for task `i` (VER-3), after `grow`."""
@@ -450,6 +533,17 @@ class _Tx:
             self.data[j] = cause
 
 
+def _drained(fresh: dict[str, int]) -> Iterator[tuple[str, int]]:
+    """The items of `fresh`, in order; once they are all taken, `fresh` is emptied.
+
+    When the step is frozen the rebuilt hash table takes over from `fresh`: emptied as soon as
+    the table has its slots, the dict's memory is free before the table's buckets are built,
+    which lowers the memory peak of a large submission (5 MB at 10^5 tasks).
+    """
+    yield from fresh.items()
+    fresh.clear()
+
+
 # Shared checks for callbacks and cancel (DONE-6, DONE-7, CANCEL-5).
 
 
@@ -484,6 +578,19 @@ def _resolve(tx: _Tx, task_id: object, generation: object, allow_current: bool) 
 
 def _callback_target(tx: _Tx, task_id: object, generation: object) -> int | Reply:
     """The index of the running version a callback names, or the reply that settles it."""
+    # The usual case first, without the general checks: a known id, the current generation as
+    # a plain int, and a running version. Anything else takes the general path below, which
+    # comes to the same answer here and settles the other cases.
+    if task_id.__class__ is str and generation.__class__ is int:
+        i = tx.fresh.get(task_id)
+        if i is None:
+            i = find(tx.index, task_id)
+        if (
+            i is not None
+            and tx.cells[i] & STATE_MASK == RUNNING
+            and tx.versions[i][GENERATION] == generation
+        ):
+            return i
     found = _resolve(tx, task_id, generation, allow_current=False)
     if not isinstance(found, int):
         return found
@@ -514,17 +621,22 @@ def _submit(tx: _Tx, ev: Submit) -> Reply:
     task_id, deps = ev.task_id, ev.deps
     if not isinstance(task_id, str) or not task_id:
         return Rejected(eid, InvalidTaskId(task_id))
-    tid = TaskId(task_id)
-    if tx.phase is Phase.CLOSING or tx.phase is Phase.CLOSED:
+    # `TaskId(task_id)` without the call: a NewType is the identity at run time.
+    tid: TaskId = task_id  # type: ignore[assignment]
+    phase = tx.phase
+    if phase is _CLOSING or phase is _CLOSED:
         return Rejected(eid, SchedulerClosed(tid))
     if not isinstance(deps, tuple):
         return Rejected(eid, InvalidDeps(tid, deps))
     problem = _deps_problem(tid, deps)
     if problem is not None:
         return Rejected(eid, problem)
-    found = tx.find(tid)
-    old = None if found is None or tx.code(found) == ABSENT else found
-    started = tx.phase is Phase.STARTED
+    # `tx.find(tid)` and `tx.code(found)`, inline: this runs once per submission.
+    found = tx.fresh.get(tid)
+    if found is None:
+        found = find(tx.index, tid)
+    old = None if found is None or tx.cells[found] & STATE_MASK == ABSENT else found
+    started = phase is _STARTED
     if started and old is None:
         return Rejected(eid, GraphClosed(tid))
     if old is not None and tx.code(old) == RUNNING:
@@ -582,7 +694,8 @@ def _accept_submit(
     tx: _Tx, found: int | None, tid: TaskId, deps: tuple[TaskId, ...], payload: object
 ) -> Submitted:
     """A new version of `tid` (at index `found`, if it was mentioned before) with `deps`."""
-    tx.grow()
+    if not tx.grown:
+        tx.grow()
     i = tx.add(tid) if found is None else found
     cells, dependents, fresh = tx.cells, tx.dependents, tx.fresh
     previous: Version = tx.versions[i]
@@ -600,14 +713,19 @@ def _accept_submit(
         if d is None:
             d = tx.intern(name)
         dep_indices.append(d)
-        dependents[d] = edges_add(dependents[d], i)
+        edges = dependents[d]
+        # `edges_add`, its usual case inline: a small tuple grows by one.
+        if edges.__class__ is tuple and len(edges) < HUB_EDGES:
+            dependents[d] = (*edges, i)
+        else:
+            dependents[d] = edges_add(edges, i)
         # A dependency on the task itself is on the new version: not succeeded, not a cause.
         dep_code = ABSENT if d == i else cells[d] & STATE_MASK
         if dep_code != SUCCEEDED:
             remaining += 1
             if cause is None and dep_code in UNSUCCESSFUL_CODES:
                 cause = tx.cause_from(d)
-    generation = Generation(previous[GENERATION] + 1)
+    generation: Generation = previous[GENERATION] + 1
     tx.versions[i] = (tid, generation, tx.new_seq(i), *dep_indices)
     target = BLOCKED if cause is not None else READY if remaining == 0 else PENDING
     # A new version starts from ABSENT whatever the old one was: the old one is superseded.
@@ -715,12 +833,11 @@ def _claim(tx: _Tx, ev: Claim) -> Reply:
     seqs = smallest_ready(tx.ready, wanted)  # CLAIM-3
     if not seqs:
         return Claimed(tx.event_id, ())
-    tx.open()
     by_seq, versions, data = tx.by_seq, tx.versions, tx.data
+    claimed = [by_seq[seq] for seq in seqs]
+    tx.move_all(claimed, RUNNING, "Claim")
     grants = []
-    for seq in seqs:
-        i = by_seq[seq]
-        tx.move(i, RUNNING, "Claim")
+    for i in claimed:
         version = versions[i]
         grants.append(Grant(version[NAME], version[GENERATION], data[i]))
     return Claimed(tx.event_id, tuple(grants))
@@ -732,7 +849,7 @@ def _complete(tx: _Tx, ev: Complete) -> Reply:
         return i
     tx.move(i, SUCCEEDED, "Complete")
     tx.data[i] = ev.result
-    released = []
+    released: list[int] | None = None
     cells = tx.cells
     for j in tx.dependents[i]:
         cell = cells[j]
@@ -741,12 +858,21 @@ def _complete(tx: _Tx, ev: Complete) -> Reply:
             cell -= REMAINING_ONE
             cells[j] = cell
             if cell < REMAINING_ONE:
-                released.append(j)
-    if released:
+                if released is None:
+                    released = [j]
+                else:
+                    released.append(j)
+    if released is not None:
         for j in tx.sorted_by_seq(released) if len(released) > 1 else released:  # EFFECT-3
             tx.move(j, READY, "Complete")
-    tx.finish_drain("Complete")
-    return _answer(tx, OutcomeKind.ACCEPTED, i)
+    if tx.phase is _CLOSING:
+        tx.finish_drain("Complete")
+    # `_answer(tx, OutcomeKind.ACCEPTED, i)`, inline: this runs once per completion.
+    version = tx.versions[i]
+    outcome = Outcome(
+        _ACCEPTED, version[NAME], version[GENERATION], STATE_OF[cells[i] & STATE_MASK]
+    )
+    return Answered(tx.event_id, outcome)
 
 
 def _fail(tx: _Tx, ev: Fail) -> Reply:

@@ -1,8 +1,8 @@
 """The legal state changes, as data (STATE-2, PHASE-1).
 
-Every state change in the core goes through one helper that checks it against these tables, and
-`spec/diagram.md` is generated from them (`schedspec diagram`), so the rules, the code and the
-picture cannot drift apart.
+Every state change in the core goes through one helper (or its batch form) that checks it
+against these tables, and `spec/diagram.md` is generated from them (`schedspec diagram`), so the
+rules, the code and the picture cannot drift apart.
 """
 
 from __future__ import annotations
