@@ -48,9 +48,11 @@ test-slow: $(STAMP)
 tlc-full: $(STAMP) check-java
 	$(PY) -m schedspec tlc --full
 
-# Every scope, the long ones too (several minutes).
+# Every scope, the long ones too (tens of minutes). `large` is explored with its symmetry only:
+# the comparison with TLC needs it unreduced, about 3 million states and a dump of gigabytes.
 verify-all: $(STAMP) check-java
-	$(PY) -m schedspec verify --all
+	$(PY) -m schedspec verify $$($(PY) -m schedspec models --names | grep -vx large)
+	$(PY) -m schedspec explore large --reduce
 
 # Regenerate the conformance vectors after a change of behaviour; review the diff.
 vectors: $(STAMP)

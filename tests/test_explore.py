@@ -90,9 +90,12 @@ def test_explorer_and_tlc_have_the_same_states_and_moves(name: str) -> None:
     assert agreement.explorer_transitions == agreement.tlc_transitions > 0
 
 
+# `large` is left out: the comparison needs both sides unreduced, about twice its 1.5 million
+# reduced states with every key and edge kept, and TLC's dot dump of them runs to gigabytes.
+# Its reach is shown reduced (`schedspec explore large --reduce`) and its TLC count is pinned.
 @needs_tlc
 @pytest.mark.slow
-@pytest.mark.parametrize("name", [s.name for s in scope.scopes()])
+@pytest.mark.parametrize("name", [s.name for s in scope.scopes() if s.name != "large"])
 def test_every_scope_agrees_with_tlc(name: str) -> None:
     agreement = agree.compare(scope.find(name))
     assert agreement.agrees, agreement.difference
@@ -254,3 +257,8 @@ def test_closing_can_close_catches_a_drain_that_never_ends() -> None:
             4, sources, targets, finished, closing, closed, array("l", [0, 1, 2, 1])
         )
     assert (found.value.check, found.value.index) == ("ClosingCanClose", 1)
+
+
+def test_models_names_lists_every_scope_one_a_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert explore_cli.models(["--names"]) == 0
+    assert capsys.readouterr().out.split() == [s.name for s in scope.scopes()]

@@ -235,8 +235,13 @@ def explore(argv: list[str]) -> int:
 def models(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="schedspec models", description="the scopes")
     parser.add_argument("--write", action="store_true", help="regenerate tla/models/")
+    parser.add_argument("--names", action="store_true", help="only the names, one a line")
     args = parser.parse_args(argv)
     console = make_console()
+    if args.names:
+        for s in scopes():
+            print(s.name)
+        return 0
     if args.write:
         for path in write_tla_models():
             console.print(f"written: {path}")
