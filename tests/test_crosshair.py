@@ -2,9 +2,10 @@
 
 The contracts (PEP 316 `pre:` / `post:` lines in the docstrings of `core/graph.py` and
 `core/state.py`, described in `spec/crosshair.md`) are checked by `crosshair check` with a
-bounded number of fruitless paths per condition. A contract counts only if CrossHair exercises it: every `post:`
-line must come back in CrossHair's report, and for every contracted function a planted bug
-(one small edit in a copy of the package) must make CrossHair report a counterexample.
+bounded number of fruitless paths per condition. A contract counts only if CrossHair exercises
+it: every `post:` line must come back in CrossHair's report, and for every contracted function a
+planted bug (one small edit in a copy of the package) must make CrossHair report a
+counterexample.
 """
 
 from __future__ import annotations
