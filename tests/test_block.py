@@ -99,6 +99,7 @@ def test_block_2_at_submission_the_first_unsuccessful_dependency_decides() -> No
 
 
 def test_block_3_blocked_versions_stay_blocked_when_the_failed_task_is_resubmitted() -> None:
+    """BLOCK-3: blocked versions stay blocked when the failed task is resubmitted."""
     sched = build(1, [("a", ()), ("b", ("a",)), ("c", ("b",))])
     assert claimed(sched) == [("a", 1)]
     sched.fail("a", 1, "e")

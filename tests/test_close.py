@@ -97,6 +97,7 @@ def test_close_4_close_on_a_closing_or_closed_scheduler_changes_nothing() -> Non
 
 
 def test_close_5_timeout_zero_returns_at_once_and_none_waits_for_the_drain() -> None:
+    """CLOSE-5: timeout zero returns at once and none waits for the drain."""
     sched = build(2, [("a", ()), ("b", ())])
     claims = sched.ready()
     # Nothing completes until close returns, so a close that waited for the drain would never
@@ -119,6 +120,7 @@ def test_close_5_timeout_zero_returns_at_once_and_none_waits_for_the_drain() -> 
 
 
 def test_close_5_a_short_timeout_gives_up_and_reports_what_still_runs() -> None:
+    """CLOSE-5: a short timeout gives up and reports what still runs."""
     sched = build(1, [("a", ()), ("b", ())])
     assert claimed(sched) == [("a", 1)]
     began = time.monotonic()
@@ -136,6 +138,7 @@ def test_close_5_a_short_timeout_gives_up_and_reports_what_still_runs() -> None:
 
 def test_close_5_reported_versions_are_in_submission_sequence_order() -> None:
     # `a` is mentioned first, but its current version (a re-submission) is the newest.
+    """CLOSE-5: reported versions are in submission sequence order."""
     sched = build(3, [("a", ()), ("b", ()), ("a", ()), ("c", ("a",)), ("d", ())], start=False)
     sched.start()
     assert claimed(sched, 2) == [("b", 1), ("a", 2)]

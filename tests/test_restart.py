@@ -24,7 +24,8 @@ from test_differential import IDS, all_rejected
 def test_restart_1_nothing_outlives_the_scheduler_object(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A whole lifecycle writes no file, and a new scheduler knows nothing of an earlier one."""
+    """RESTART-1: a whole lifecycle writes no file, and a new scheduler knows nothing of an
+    earlier one."""
     monkeypatch.chdir(tmp_path)
     first = build(2, [("a", ()), ("b", ("a",))])
     (claim,) = first.ready()

@@ -134,6 +134,7 @@ def test_close_3_runner_drains_and_confirms_cooperative_cancellation() -> None:
 
 
 def test_close_5_timeout_reports_what_still_runs_and_late_callbacks_still_count() -> None:
+    """CLOSE-5: timeout reports what still runs and late callbacks still count."""
     s = TaskScheduler(max_concurrency=1, validate=True)
     s.submit("a", [], _noop)
     s.submit("b", ["a"], _noop)

@@ -20,6 +20,7 @@ def _cycle_error(tasks: list[tuple[str, tuple[str, ...]]]) -> CycleError:
 
 
 def test_start_1_an_empty_graph_starts_and_has_nothing_to_claim() -> None:
+    """START-1: an empty graph starts and has nothing to claim."""
     sched = TaskScheduler(3, validate=True)
     sched.start()
     assert sched.phase is Phase.STARTED
@@ -29,6 +30,7 @@ def test_start_1_an_empty_graph_starts_and_has_nothing_to_claim() -> None:
 
 
 def test_start_1_validates_current_versions_whatever_their_states() -> None:
+    """START-1: validates current versions whatever their states."""
     sched = build(1, [("a", ("b",)), ("b", ("a",)), ("c", ())], start=False)
     sched.cancel("a")
     assert states(sched) == {"a": "cancelled", "b": "blocked", "c": "ready"}
@@ -42,6 +44,7 @@ def test_start_1_validates_current_versions_whatever_their_states() -> None:
 
 
 def test_start_1_start_again_changes_nothing_and_raises_nothing() -> None:
+    """START-1: start again changes nothing and raises nothing."""
     sched = build(1, [("a", ())])
     assert claimed(sched) == [("a", 1)]
     for expected in (Phase.STARTED, Phase.CLOSING, Phase.CLOSED):
@@ -56,6 +59,7 @@ def test_start_1_start_again_changes_nothing_and_raises_nothing() -> None:
 
 
 def test_start_1_a_long_chain_of_100000_tasks_starts_without_recursion() -> None:
+    """START-1: a long chain of 100000 tasks starts without recursion."""
     n = 100_000
     sched = TaskScheduler(1)
     sched.submit_many((f"t{i}", (f"t{i - 1}",) if i else (), noop) for i in range(n))
@@ -195,6 +199,7 @@ def test_start_4_a_failed_start_leaves_the_scheduler_open_and_can_be_retried() -
 
 
 def test_start_1_independent_branches_run_side_by_side() -> None:
+    """START-1: independent branches run side by side."""
     sched = build(2, [("a1", ()), ("b1", ()), ("a2", ("a1",)), ("b2", ("b1",))])
     assert claimed(sched) == [("a1", 1), ("b1", 1)]
     sched.complete("b1", 1)

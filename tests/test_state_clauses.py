@@ -48,6 +48,7 @@ def _seven_state_scheduler() -> TaskScheduler:
 
 
 def test_state_1_a_version_is_in_exactly_one_of_seven_states() -> None:
+    """STATE-1: a version is in exactly one of seven states."""
     assert [s.value for s in TaskState] == [
         "pending",
         "ready",
@@ -77,6 +78,7 @@ def _contract_table() -> set[tuple[str | None, str]]:
 
 
 def test_state_2_the_transition_table_is_the_contract_table() -> None:
+    """STATE-2: the transition table is the contract table."""
     table = {(None if s is None else s.value, t.value) for s, t in TRANSITIONS}
     assert len(_contract_table()) == 11
     assert table == _contract_table()
@@ -89,6 +91,7 @@ def test_state_2_the_transition_table_is_the_contract_table() -> None:
 
 
 def test_state_2_every_observed_state_change_is_in_the_table() -> None:
+    """STATE-2: every observed state change is in the table."""
     legal = {(None if s is None else s.value, t.value) for s, t in TRANSITIONS}
     with record_effects() as log:
         sched = _seven_state_scheduler()
@@ -110,6 +113,7 @@ def test_state_2_every_observed_state_change_is_in_the_table() -> None:
 
 
 def test_state_3_terminal_states_never_change_and_replaced_versions_are_frozen() -> None:
+    """STATE-3: terminal states never change and replaced versions are frozen."""
     sched = _seven_state_scheduler()
     before = core(sched)
     for task_id in ("ok", "bad", "stop", "child"):
@@ -137,6 +141,7 @@ def test_state_3_terminal_states_never_change_and_replaced_versions_are_frozen()
 
 
 def test_state_4_ready_exactly_when_current_unclaimed_and_all_deps_succeeded() -> None:
+    """STATE-4: ready exactly when current unclaimed and all deps succeeded."""
     sched = build(2, [("a", ()), ("b", ()), ("c", ("a", "b")), ("d", ("a",))], start=False)
     # Readiness does not depend on the phase.
     assert states(sched) == {"a": "ready", "b": "ready", "c": "pending", "d": "pending"}

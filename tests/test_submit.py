@@ -183,6 +183,7 @@ def test_sub_3_a_rejected_shell_call_leaves_the_snapshot_object_unchanged() -> N
 
 
 def test_sub_4_while_open_unsubmitted_dependencies_and_self_loops_are_allowed() -> None:
+    """SUB-4: while open unsubmitted dependencies and self loops are allowed."""
     sched = TaskScheduler(1, validate=True)
     assert sched.submit("a", ("x",), noop) == 1
     assert sched.submit("s", ("s",), noop) == 1
