@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from schedspec.mutation import apply_edits
+
 ROOT = Path(__file__).resolve().parent.parent
 CORE = ROOT / "src" / "schedspec" / "core"
 MODULES = ("graph.py", "state.py")
@@ -131,9 +133,7 @@ def test_crosshair_reports_the_planted_bug(
     copy = tmp_path / "schedspec"
     shutil.copytree(ROOT / "src" / "schedspec", copy)
     path = copy / "core" / module
-    text = path.read_text()
-    assert text.count(find) == 1, (function, find)
-    path.write_text(text.replace(find, replace))
+    path.write_text(apply_edits(path.read_text(), [(find, replace)], f"planted bug in {function}"))
     report = _crosshair([f"schedspec.core.{module.removesuffix('.py')}.{function}"], tmp_path)
     caught = {
         _function_at(Path(r["file"]), int(r["line"])) for r in report if r["level"] == "error"

@@ -38,6 +38,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from .mutation import apply_edits, edits_of
+
 TLA_DIR = Path(__file__).resolve().parent.parent.parent / "tla"
 MODELS_DIR = TLA_DIR / "models"
 WORKERS_DEFAULT = 2
@@ -310,8 +312,7 @@ class Mutant:
 def load_mutant(path: Path) -> Mutant:
     """Read a mutant description (TOML: `breaks`, `model`, `[[edit]]` find/replace)."""
     data = tomllib.loads(path.read_text())
-    edits = tuple((str(e["find"]), str(e["replace"])) for e in data["edit"])
-    return Mutant(path.stem, str(data["breaks"]), str(data["model"]), edits)
+    return Mutant(path.stem, str(data["breaks"]), str(data["model"]), edits_of(data))
 
 
 def mutants() -> list[Path]:
@@ -320,14 +321,8 @@ def mutants() -> list[Path]:
 
 
 def mutate(spec: str, mutant: Mutant) -> str:
-    """`spec` with the mutant's edits; each `find` must occur exactly once, so a mutant that no
-    longer matches the spec fails loudly instead of silently testing the unmutated spec."""
-    for find, replace in mutant.edits:
-        count = spec.count(find)
-        if count != 1:
-            raise ValueError(f"mutant {mutant.name}: edit found {count} times, not once: {find!r}")
-        spec = spec.replace(find, replace)
-    return spec
+    """`spec` with the mutant's edits, each of which must match exactly once."""
+    return apply_edits(spec, mutant.edits, f"mutant {mutant.name}")
 
 
 def run_mutant(path: Path, workers: int = WORKERS_DEFAULT) -> tuple[Mutant, TlcResult]:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
+from ..mutation import apply_edits, edits_of
 from .model import Step
 from .scope import MODELS_DIR, ROOT
 
@@ -48,7 +49,6 @@ def load(path: Path) -> CoreMutant:
     unknown = set(data) - {"breaks", "scope", "edit"}
     if unknown:
         raise ValueError(f"{path}: unknown fields {sorted(unknown)}")
-    edits = tuple((str(e["find"]), str(e["replace"])) for e in data["edit"])
     description = " ".join(
         line.removeprefix("#").strip()
         for line in path.read_text().splitlines()
@@ -59,7 +59,7 @@ def load(path: Path) -> CoreMutant:
         description,
         str(data["breaks"]),
         str(data["scope"]),
-        edits,
+        edits_of(data),
     )
 
 
@@ -69,15 +69,7 @@ def mutants(directory: Path = MUTANTS_DIR) -> list[CoreMutant]:
 
 def mutated_source(mutant: CoreMutant) -> str:
     source = (CORE_DIR / "step.py").read_text()
-    for find, replace in mutant.edits:
-        count = source.count(find)
-        if count != 1:
-            raise ValueError(
-                f"mutant {mutant.name}: edit found {count} times in core/step.py, "
-                f"not once: {find!r}"
-            )
-        source = source.replace(find, replace)
-    return source
+    return apply_edits(source, mutant.edits, f"mutant {mutant.name} of core/step.py")
 
 
 def mutated_module(mutant: CoreMutant) -> ModuleType:
