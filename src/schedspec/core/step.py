@@ -361,25 +361,10 @@ class _Tx:
         elif target == RUNNING:
             self.running += 1
         version = self.versions[i]
-        # The ready index, as `_ready_clear` / `_ready_set` do it, inline: this is the hot path.
         if source == READY:
-            seq = version[SEQ]
-            for level in self.ready:
-                word = seq >> WORD_SHIFT
-                new = level[word] & ~(1 << (seq & WORD_MASK))
-                level[word] = new
-                if new:
-                    break
-                seq = word
+            self._ready_clear(version[SEQ])
         elif target == READY:
-            seq = version[SEQ]
-            for level in self.ready:
-                word = seq >> WORD_SHIFT
-                old = level[word]
-                level[word] = old | (1 << (seq & WORD_MASK))
-                if old:
-                    break
-                seq = word
+            self._ready_set(version[SEQ])
         self.effects.append(
             Transitioned(
                 self.event_id,
