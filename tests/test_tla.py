@@ -39,6 +39,7 @@ PINNED_DISTINCT_STATES = {
     "chain": 11_275,
     "cycle": 112,
     "diamond": 21_905,
+    "fan-in": 19_197,
     "mutant": 348_582,
     "one-slot": 4_836,
     "rewire": 50_947,
@@ -66,6 +67,11 @@ SAFETY = (
     "ReleasedOnlyWhenDepsSucceeded",
     "NothingClaimedOrSubmittedAfterClose",
     "StaleCallbackReleasesNothing",
+    "PendingWaitsOnlyOnLiveDeps",
+    "ReleasedOnlyAfterDeps",
+    "ClaimTakesSmallestSeqs",
+    "BlockedByPickedCause",
+    "BlockWalkExact",
 )
 
 

@@ -461,6 +461,30 @@ GraphValidWhenStarted == phase = STARTED => NoMissing /\ Acyclic
 \* which then accepts no new id.
 StartRefused == phase = STARTED => Submitted = {}
 
+(* Semantic invariants: the rules themselves, restated over the current states and the       *)
+(* forward edges of one state (the ones above keep the bookkeeping honest; these, decisions). *)
+
+\* STATE-4, SUB-5, BLOCK-1: a pending current version waits only on live dependencies: none
+\* has a failed, cancelled or blocked current version (it would have been blocked with it),
+\* and some has a current version that is not succeeded (else it would have been released);
+\* an unsubmitted id (NONE) and the task itself (PENDING) are not succeeded.
+PendingWaitsOnlyOnLiveDeps ==
+    \A t \in Submitted :
+        Cur(t) = PENDING =>
+            /\ \A d \in Range(deps[t]) : Cur(d) \notin Unsuccessful
+            /\ \E d \in Range(deps[t]) : Cur(d) /= SUCCEEDED
+
+\* STATE-4, SUB-8: every dependency of a released current version (ready, or claimed: in the
+\* history `claims`, whether it is now running, succeeded, failed or cancelled) has a
+\* succeeded current version, or one submitted after the released version: a replacement,
+\* which SUB-8 lets the released version ignore.  (Whether that replacement came after the
+\* release, not before it, one state cannot show: ReleasedOnlyWhenDepsSucceeded checks the
+\* release step.)
+ReleasedOnlyAfterDeps ==
+    \A t \in Submitted :
+        (Cur(t) = READY \/ claims[t][gen[t]] /= <<>>) =>
+            \A d \in Range(deps[t]) : Cur(d) = SUCCEEDED \/ seq[d] > seq[t]
+
 -----------------------------------------------------------------------------
 (* Properties of transitions, checked by TLC as action properties. *)
 
@@ -513,6 +537,76 @@ StaleCallbackReleasesNothing ==
                 \E d \in Range(deps[t]) :
                     /\ gen'[d] = gen[d] /\ Cur(d) = RUNNING
                     /\ vstate'[d][gen[d]] = SUCCEEDED]_vars
+
+(* Semantic properties: what one step decides, restated from the state before it. *)
+
+\* The tasks whose current version a step made failed or cancelled (a callback, a cancel, a
+\* close), or whose new version is blocked at submission.
+BecameUnsuccessful ==
+    {t \in Task : \/ gen'[t] = gen[t] /\ Cur(t) \notin Terminal
+                     /\ Cur(t)' \in {FAILED, CANCELLED}
+                  \/ gen'[t] > gen[t] /\ Cur(t)' = BLOCKED}
+
+\* The close() step: the only one that leaves OPEN or STARTED for CLOSING or CLOSED.
+CloseStep == phase \in {OPEN, STARTED} /\ phase' \in {CLOSING, CLOSED}
+
+\* Where BLOCK-1's walk starts: every task the step made unsuccessful, except in close(),
+\* which cancels every queued version at once and blocks none (CLOSE-2).
+WalkRoots == IF CloseStep THEN {} ELSE BecameUnsuccessful
+
+\* The tasks whose existing current version becomes blocked in the step (from any state).
+NewlyBlocked ==
+    {t \in Task : gen'[t] = gen[t] /\ gen[t] > 0 /\ Cur(t) /= BLOCKED /\ Cur(t)' = BLOCKED}
+
+\* The root cause a dependent of the unsuccessful current version of d inherits (BLOCK-2):
+\* d's recorded cause if d is blocked, else d's current version itself.
+RootOf(d) == IF Cur(d) = BLOCKED THEN cause[d][gen[d]] ELSE <<d, gen[d], Cur(d)>>
+
+\* S together with the tasks of P from which a task of S is reachable along the forward
+\* dependency edges `df` through tasks of P only: BLOCK-1's walk, stated from the dependency
+\* lists, not from the kept reverse edges that PendingReach follows.
+RECURSIVE Downstream(_, _, _)
+Downstream(S, P, df) ==
+    LET more == {j \in P \ S : Range(df[j]) \cap S /= {}}
+    IN IF more = {} THEN S ELSE Downstream(S \cup more, P, df)
+
+\* CLAIM-3: the versions a step starts running were ready current versions, each with a
+\* smaller sequence number than every ready version the step leaves ready, and there are no
+\* more of them than free slots (CLAIM-5).  Not checked: that their number is exactly
+\* min(n, free slots, ready).  The spec does not record the claim's n, and n ranges over
+\* 1..Limit, so every number from 1 to min(free slots, ready) is the right one for some n.
+ClaimTakesSmallestSeqs ==
+    [][LET ready == {t \in Submitted : Cur(t) = READY}
+           started == {v \in Task \X Gen : vstate[v[1]][v[2]] /= RUNNING
+                                           /\ vstate'[v[1]][v[2]] = RUNNING}
+           taken == {v[1] : v \in started}
+           busy == Cardinality({v \in Task \X Gen : vstate[v[1]][v[2]] = RUNNING})
+       IN /\ \A v \in started : v[1] \in ready /\ v[2] = gen[v[1]]
+          /\ \A t \in taken, u \in ready \ taken : seq[t] < seq[u]
+          /\ Cardinality(started) <= Limit - busy]_vars
+
+\* BLOCK-2, SUB-5: every version that becomes blocked in a step records the cause the rule
+\* picks: a new version blocked at submission, the root cause of its first dependency in
+\* submitted order (not itself) whose current version was failed, cancelled or blocked; a
+\* version blocked by BLOCK-1's walk, the root cause of the version the walk started from.
+BlockedByPickedCause ==
+    [][/\ \A t \in Task :
+            (gen'[t] > gen[t] /\ Cur(t)' = BLOCKED) =>
+                LET ds == deps'[t]
+                    down(i) == ds[i] /= t /\ Cur(ds[i]) \in Unsuccessful
+                IN \E i \in DOMAIN ds :
+                       /\ down(i)
+                       /\ \A h \in 1..(i - 1) : ~down(h)
+                       /\ cause'[t][gen'[t]] = RootOf(ds[i])
+       /\ \A t \in NewlyBlocked, r \in WalkRoots : cause'[t][gen[t]] = RootOf(r)']_vars
+
+\* BLOCK-1, CANCEL-2, CLOSE-2: the current versions a step blocks are exactly the pending ones
+\* from which the task it made failed, cancelled or blocked is reachable along dependency
+\* edges through pending current versions; a step that makes none unsuccessful blocks
+\* nothing, and neither does close().
+BlockWalkExact ==
+    [][NewlyBlocked =
+          Downstream(WalkRoots, {j \in Submitted : Cur(j) = PENDING}, deps) \ WalkRoots]_vars
 
 -----------------------------------------------------------------------------
 (* Liveness, under the fairness of Spec, with Limit > 0 and an acyclic graph. *)
