@@ -42,8 +42,9 @@ test-js: $(STAMP) check-node
 diff-js: $(STAMP) check-node
 	node examples/js/test/differential.js --sessions 10000 --seed $${SEED:-1}
 
+# The slow tier, and every Hypothesis test again with random, ten times broader search.
 test-slow: $(STAMP)
-	$(VENV)/bin/pytest -q -m slow
+	SCHEDSPEC_HYPOTHESIS_PROFILE=broad $(VENV)/bin/pytest -q -m "slow or hypothesis"
 
 tlc-full: $(STAMP) check-java
 	$(PY) -m schedspec tlc --full

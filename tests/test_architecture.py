@@ -43,6 +43,33 @@ def test_purity_checker_catches_a_forbidden_import(tmp_path: Path) -> None:
     assert _imports(planted) - ALLOWED_STDLIB == {"time", "threading"}
 
 
+def _all_imports(path: Path) -> set[str]:
+    """Every module a file imports, relative ones as written (`.core`, `..naive`)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            found.add("." * node.level + (node.module or ""))
+    return found
+
+
+def test_the_naive_statement_shares_nothing_with_the_core() -> None:
+    """`schedspec/naive.py`, the independent statement of the rules the explorer compares the
+    core with, imports only the standard library: nothing of `core/`, nor of `schedspec`."""
+    imports = _all_imports(ROOT / "src" / "schedspec" / "naive.py")
+    assert imports, "no imports found: the walk is broken"
+    for module in imports:
+        assert not module.startswith("."), module
+        assert module.split(".")[0] in sys.stdlib_module_names, module
+
+
+def test_the_naive_import_check_catches_a_core_import(tmp_path: Path) -> None:
+    planted = tmp_path / "naive.py"
+    planted.write_text("from collections import deque\nfrom .core.state import State\n")
+    assert _all_imports(planted) == {"collections", ".core.state"}
+
+
 def test_state_2_diagram_is_generated_from_the_table() -> None:
     """STATE-2: diagram is generated from the table."""
     committed = (ROOT / "spec" / "diagram.md").read_text()

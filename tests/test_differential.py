@@ -1,13 +1,20 @@
-"""The core against the naive model (`naive_model.py`), step by step, on random operations.
+"""The core against the naive statement of the rules (`schedspec.naive`), step by step.
 
-`DifferentialMachine` drives `schedspec.core.step` and `NaiveModel.step` with the same events,
+`DifferentialMachine` drives `schedspec.core.step` and `schedspec.naive.step` with the same
+events, compared through the explorer's bridge (`explore.differential.divergence`),
 drawn from `schedspec.strategies` (bogus ones included) and from the machine's own knowledge of
 which versions run and which were claimed (so that real completions, duplicates and stale
-callbacks are common, not lucky). After every step it asserts that both answered with exactly the
-same effects (EFFECT-2), that every task's current state, generation, cause and detail agree, and
+callbacks are common, not lucky). After every step it asserts that both gave the same reply and
+the same notifications in the same order (EFFECT-2), that both changed the state or neither did,
+that every task's current facts (state, generation, sequence number, flags, remaining count,
+dependencies, detail) agree, and
 that the core's invariants (`validate_state`, `check_transition`) hold, each version was claimed
 at most once (CLAIM-4), running stays within the limit (CLAIM-5) and a rejected event returned
 the very same state object (SUB-3).
+
+Every reply is compared, rejections included, so the order in which the checks run (SUB-11 for
+submit, DONE-7 for callbacks) and the generations each submission creates (VER-1) are checked
+on every step too.
 
 The other tests check EFFECT-4 (a batch means its members in sequence) and that the outputs do
 not depend on the hash seed (VER-3).
@@ -33,7 +40,7 @@ from hypothesis.stateful import (
     rule,
 )
 
-from naive_model import NaiveModel
+from schedspec import naive
 from schedspec.core import (
     Cancel,
     Claim,
@@ -52,8 +59,7 @@ from schedspec.core import (
 )
 from schedspec.core.effects import Batched, Claimed, Effect, Rejected, Reply
 from schedspec.core.invariants import check_transition, validate_state
-from schedspec.core.state import CANCEL_REQUESTED, CLAIMED
-from schedspec.core.types import TaskState
+from schedspec.explore.differential import divergence, same_facts
 from schedspec.strategies import (
     callback_events,
     cancel_events,
@@ -103,7 +109,7 @@ class DifferentialMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self.core = initial_state(0)
-        self.model = NaiveModel(0)
+        self.world = naive.initial(0)
         self.next_event_id = 1
         self.steps = 0
         self.claims: dict[tuple[str, int], int] = {}  # version -> times claimed (CLAIM-4)
@@ -121,8 +127,8 @@ class DifferentialMachine(RuleBasedStateMachine):
         )
         before = self.core
         after, effects = step(before, numbered)
-        expected = self.model.step(numbered)
-        assert effects == expected, f"event {numbered!r}\n core:  {effects!r}\n model: {expected!r}"
+        self.world, found = divergence(before, after, effects, numbered, self.world)
+        assert found is None, f"event {numbered!r}: {found}"
         if all_rejected(effects[0]):
             assert after is before, f"rejected {numbered!r} but the state changed (SUB-3)"
         problems = check_transition(before, after, effects, numbered)
@@ -139,11 +145,7 @@ class DifferentialMachine(RuleBasedStateMachine):
         return effects
 
     def running_versions(self) -> list[tuple[str, int]]:
-        return [
-            (t, v[-1].generation)
-            for t, v in self.model.tasks.items()
-            if v[-1].state is TaskState.RUNNING
-        ]
+        return [(t, v.generation) for t, v in self.world.tasks.items() if v.state == naive.RUNNING]
 
     # Rules.
 
@@ -156,7 +158,7 @@ class DifferentialMachine(RuleBasedStateMachine):
         self, limit: int, graph: list[tuple[str, tuple[str, ...]]], as_batch: bool
     ) -> None:
         self.core = initial_state(limit)
-        self.model = NaiveModel(limit)
+        self.world = naive.initial(limit)
         submissions = [Submit(t, deps, f"fn-{t}") for t, deps in graph]
         if as_batch:
             self.apply(SubmitBatch(tuple(submissions)))
@@ -230,26 +232,9 @@ class DifferentialMachine(RuleBasedStateMachine):
 
     @invariant()
     def same_task_states(self) -> None:
-        core, model = self.core, self.model
-        assert set(core.task_ids()) == set(model.task_ids())
-        for t in [*IDS, MISSING]:
-            v = model.current(t)
-            if v is None:
-                assert core.state_of(t) is None and core.generation_of(t) is None, t
-                continue
-            i = core.lookup(t)
-            assert i is not None
-            cell = core.cells[i]
-            assert (
-                core.state_of(t),
-                core.generation_of(t),
-                core.cause_of(t),
-                core.detail_of(t),
-                bool(cell & CLAIMED),
-                bool(cell & CANCEL_REQUESTED),
-            ) == (v.state, v.generation, model.cause(t), v.detail, v.claimed, v.cancel_requested), t
-        assert core.phase is model.phase
-        assert core.running == model.running()
+        assert same_facts(self.core, self.world) is None
+        for t in (*IDS, MISSING):
+            assert (self.core.facts(t) is None) == (naive.facts(self.world, t) is None), t  # type: ignore[arg-type]
 
     @invariant()
     def core_invariants_hold(self) -> None:
@@ -339,7 +324,7 @@ def test_effect_4_complete_batch_equals_sequence(
 HASH_SCENARIO = textwrap.dedent(
     """
     from schedspec.core import *
-    from naive_model import NaiveModel
+    from schedspec.explore.differential import Lockstep
 
     # Ids whose str hashes vary with the seed; a wide fan-out so that releases, blockings and
     # claims each involve many versions at once; a cycle and a missing id for start's reports.
@@ -353,12 +338,13 @@ HASH_SCENARIO = textwrap.dedent(
     events += [Submit(t, ("root",)) for t in ids[::5]]
     events += [Fail(ids[1], 1), Cancel("root"), Submit("root", (ids[3],)), Close()]
     events += [Complete(t, 1) for t in ids]
-    state, model = initial_state(7), NaiveModel(7)
+    lockstep = Lockstep(7)
     for n, event in enumerate(events):
         event = type(event)(*[getattr(event, f) for f in event.__dataclass_fields__][:-1], n)
-        state, effects = step(state, event)
-        assert effects == model.step(event)
+        effects, difference = lockstep.send(event)
+        assert difference is None, difference
         print(n, effects)
+    state = lockstep.core
     print(sorted(state.counts().items()), list(state.task_ids()))
     """
 )

@@ -49,7 +49,7 @@ def flagged(s: State) -> set[str]:
 
 
 def test_validate_state_runs_every_invariant() -> None:
-    assert len(inv.INVARIANTS) == 9
+    assert len(inv.INVARIANTS) == 11
 
 
 def test_type_ok_catches_a_claimed_flag_on_a_pending_version() -> None:

@@ -111,7 +111,7 @@ def with_no_ops(scope: Scope, paths: Iterable[list[Move]]) -> Iterator[list[tupl
         yield steps
 
 
-def _clauses(requests: list[JsonObject], limit: int) -> list[str]:
+def exercised_clauses(requests: list[JsonObject], limit: int) -> list[str]:
     """The clauses the trace exercises, as the reference answers it."""
     reference = ReferenceImplementation()
     found = ["PHASE-2"]  # what the create exercises
@@ -149,7 +149,7 @@ def scenarios() -> list[Scenario]:
                 Scenario(
                     f"explore-{name}-{number:03d}",
                     f"Scope {name}, max_concurrency {scope.limit}: {story}.",
-                    tuple(_clauses(requests, scope.limit)),
+                    tuple(exercised_clauses(requests, scope.limit)),
                     tuple(scenario_steps),
                     SOURCE,
                 )

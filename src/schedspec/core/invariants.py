@@ -15,7 +15,17 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .effects import Answered, Claimed, Effect, Rejected, Submitted, Transitioned
-from .events import Complete, CompleteBatch, ConfirmCancel, Event, Fail
+from .events import (
+    Cancel,
+    Claim,
+    Complete,
+    CompleteBatch,
+    ConfirmCancel,
+    Event,
+    Fail,
+    Submit,
+    SubmitBatch,
+)
 from .graph import strongly_connected
 from .state import (
     ABSENT,
@@ -229,6 +239,52 @@ def GraphValidWhenStarted(s: State) -> list[str]:
     return problems
 
 
+# Semantic invariants: the rules themselves, restated over the facts of one state (the ones
+# above keep the bookkeeping honest; these keep the decisions honest).
+
+
+def PendingWaitsOnlyOnLiveDeps(s: State) -> list[str]:
+    """STATE-4, SUB-5, BLOCK-1: a pending current version has no dependency whose current
+    version is failed, cancelled or blocked (it would have been blocked with it), and at least
+    one that has not succeeded (it would have been released)."""
+    problems = []
+    for i in _versions(s):
+        if s.cells[i] & STATE_MASK != PENDING:
+            continue
+        codes = [s.cells[d] & STATE_MASK for d in _deps(s, i)]
+        unsuccessful = [
+            _name(s, d) for d, code in zip(_deps(s, i), codes, strict=True) if code in _DOWN
+        ]
+        if unsuccessful:
+            problems.append(f"{_name(s, i)!r} is pending behind unsuccessful {unsuccessful}")
+        if all(code == SUCCEEDED for code in codes) and i not in _deps(s, i):
+            problems.append(f"{_name(s, i)!r} is pending with every dependency succeeded")
+    return problems
+
+
+_DOWN = (FAILED, CANCELLED, BLOCKED)
+
+
+def ReleasedOnlyAfterDeps(s: State) -> list[str]:
+    """STATE-4, SUB-8: every dependency of a released current version (ready, or claimed) has
+    a succeeded current version, or one submitted after it: a replacement after the release,
+    which SUB-8 lets the released version ignore."""
+    problems = []
+    for i in _versions(s):
+        cell = s.cells[i]
+        if cell & STATE_MASK != READY and not cell & CLAIMED:
+            continue
+        seq = s.versions[i][SEQ]
+        for d in _deps(s, i):
+            if s.cells[d] & STATE_MASK != SUCCEEDED and s.versions[d][SEQ] < seq:
+                code = s.cells[d] & STATE_MASK
+                problems.append(
+                    f"{_name(s, i)!r} was released while {_name(s, d)!r}, submitted before it,"
+                    f" is {'unsubmitted' if code == ABSENT else STATE_OF[code]}"
+                )
+    return problems
+
+
 INVARIANTS: tuple[Callable[[State], list[str]], ...] = (
     TypeOK,
     CountsMatchRecount,
@@ -239,6 +295,8 @@ INVARIANTS: tuple[Callable[[State], list[str]], ...] = (
     BlockedHasRootCause,
     NothingQueuedAfterClose,
     GraphValidWhenStarted,
+    PendingWaitsOnlyOnLiveDeps,
+    ReleasedOnlyAfterDeps,
 )
 
 
@@ -376,12 +434,155 @@ def EveryChangeNotified(
     return problems
 
 
+# Semantic properties: what one step decides, restated from the event and the state before.
+
+
+def ClaimTakesSmallestSeqs(
+    before: State, after: State, effects: tuple[Effect, ...], event: Event | None = None
+) -> list[str]:
+    """CLAIM-3: a claim takes `min(max_tasks, free slots)` versions, or fewer if fewer are
+    ready: exactly the ready ones with the smallest sequence numbers, in ascending sequence."""
+    claimed = [e for e in effects if isinstance(e, Claimed)]
+    if not claimed or not isinstance(event, Claim) or before.phase is not Phase.STARTED:
+        return []
+    ready = sorted(
+        before.versions[i][SEQ] for i in _versions(before) if before.cells[i] & STATE_MASK == READY
+    )
+    free = before.limit - before.running
+    max_tasks = event.max_tasks
+    if max_tasks is not None and not isinstance(max_tasks, int):
+        return []  # refused (CLAIM-2): a claim effect for it is the differential's to report
+    wanted = free if max_tasks is None else min(free, max_tasks)
+    want = ready[: max(wanted, 0)]
+    got = []
+    for g in claimed[0].grants:
+        j = find(before.index, g.task_id)
+        got.append(-1 if j is None else before.versions[j][SEQ])
+    if got != want:
+        return [f"claimed sequence numbers {got}, the rule takes {want}"]
+    return []
+
+
+def _unsuccessful_root(s: State, event: Event, effects: tuple[Effect, ...]) -> int | None:
+    """The task whose current version this step made failed, cancelled or blocked, and from
+    which BLOCK-1's walk starts: the one a callback, a cancel or a blocked submission names."""
+    reply = effects[0] if effects else None
+    match event:
+        case Fail() | ConfirmCancel() | Cancel():
+            accepted = isinstance(reply, Answered) and reply.outcome.kind is OutcomeKind.ACCEPTED
+        case Submit():
+            accepted = isinstance(reply, Submitted) and reply.state is TaskState.BLOCKED
+        case _:
+            return None
+    if not accepted or not isinstance(event.task_id, str):
+        return None
+    return find(s.index, event.task_id)
+
+
+def _root_cause_of(s: State, d: int) -> Cause:
+    """BLOCK-2: the cause a dependent of the unsuccessful version `d` inherits."""
+    code = s.cells[d] & STATE_MASK
+    if code == BLOCKED:
+        cause = s.data[d]
+        assert isinstance(cause, Cause)
+        return cause
+    return Cause(_name(s, d), _generation(s, d), STATE_OF[code])  # type: ignore[arg-type]
+
+
+def BlockedByPickedCause(
+    before: State, after: State, effects: tuple[Effect, ...], event: Event | None = None
+) -> list[str]:
+    """BLOCK-2, SUB-5: every version a step blocks records the cause the rule picks: a new
+    version blocked at submission, the root cause of its first unsuccessful dependency in
+    submitted order; a version blocked by the walk, the root cause of the version the walk
+    starts from."""
+    if event is None or after is before:
+        return []
+    root = _unsuccessful_root(after, event, effects)
+    blocked = [e for e in effects if isinstance(e, Transitioned) and e.target is TaskState.BLOCKED]
+    if root is None or not blocked:
+        return []
+    if isinstance(event, Submit):
+        first = next(
+            d for d in _deps(after, root) if d != root and after.cells[d] & STATE_MASK in _DOWN
+        )
+        want = _root_cause_of(after, first)
+    else:
+        want = _root_cause_of(after, root)
+    problems = []
+    for e in blocked:
+        j = find(after.index, e.task_id)
+        got = None if j is None else after.data[j]
+        if got != want:
+            problems.append(f"{e.task_id!r} blocked with cause {got!r}, the rule picks {want!r}")
+    return problems
+
+
+def BlockWalkExact(
+    before: State, after: State, effects: tuple[Effect, ...], event: Event | None = None
+) -> list[str]:
+    """BLOCK-1, CANCEL-2, CLOSE-2: the versions a step blocks are exactly the pending current
+    versions reachable from the one it made failed, cancelled or blocked, through dependents
+    whose current versions are pending; no other step blocks anything, close included.
+
+    Dependents are found from the forward edges, not the core's reverse edges."""
+    if event is None or after is before or isinstance(event, SubmitBatch | CompleteBatch):
+        return []
+    blocked = {
+        e.task_id
+        for e in effects
+        if isinstance(e, Transitioned) and e.target is TaskState.BLOCKED and e.source is not None
+    }
+    root = _unsuccessful_root(after, event, effects)
+    want: set[str] = set()
+    if root is not None:
+        pending = [
+            j
+            for j in range(len(before.versions))
+            if before.cells[j] & STATE_MASK == PENDING and j != root
+        ]
+        frontier, reached = [root], set()
+        while frontier:
+            v = frontier.pop()
+            for j in pending:
+                if j not in reached and v in _deps(after, j):
+                    reached.add(j)
+                    frontier.append(j)
+        want = {_name(after, j) for j in reached}
+    if blocked != want:
+        return [f"blocked {sorted(blocked)}, the walk reaches {sorted(want)}"]
+    return []
+
+
+def NotifiedInSeqOrder(
+    before: State, after: State, effects: tuple[Effect, ...], event: Event | None = None
+) -> list[str]:
+    """EFFECT-3: the versions a step releases, blocks or cancels together are notified in
+    ascending submission sequence."""
+    if after is before or isinstance(event, SubmitBatch | CompleteBatch):
+        return []
+    problems = []
+    for target in (TaskState.READY, TaskState.BLOCKED, TaskState.CANCELLED):
+        seqs = []
+        for e in effects:
+            if isinstance(e, Transitioned) and e.target is target and e.source is not None:
+                j = find(after.index, e.task_id)
+                seqs.append(-1 if j is None else after.versions[j][SEQ])
+        if seqs != sorted(seqs):
+            problems.append(f"{target} notified in sequence order {seqs}")
+    return problems
+
+
 PROPERTIES: tuple[Property, ...] = (
     TerminalNeverChanges,
     ReleasedOnlyWhenDepsSucceeded,
     NothingClaimedOrSubmittedAfterClose,
     StaleCallbackReleasesNothing,
     EveryChangeNotified,
+    ClaimTakesSmallestSeqs,
+    BlockedByPickedCause,
+    BlockWalkExact,
+    NotifiedInSeqOrder,
 )
 
 

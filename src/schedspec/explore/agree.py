@@ -108,14 +108,25 @@ def _fields(scope: Scope) -> dict[str, Any]:
     return {name: getattr(scope, name) for name in Scope.__dataclass_fields__}
 
 
-def compare(scope: Scope, explored: search.Result | None = None) -> Agreement:
-    """Explore (unless given an unreduced run with keys and edges), run TLC, compare."""
+TlcRun = tuple[tlc.TlcResult, Any, float]  # TLC's result, its state graph, its seconds
+
+
+def timed_tlc_graph(scope: Scope, workers: int = tlc.WORKERS_DEFAULT) -> TlcRun:
+    started = time.monotonic()
+    result, graph = tlc_graph(scope, workers)
+    return result, graph, time.monotonic() - started
+
+
+def compare(
+    scope: Scope, explored: search.Result | None = None, tlc_run: TlcRun | None = None
+) -> Agreement:
+    """Explore (unless given an unreduced run with keys and edges), run TLC (unless given its
+    run, which `schedspec verify` makes beside the explorer's), compare."""
     if explored is None:
         explored = search.explore(scope, keep_keys=True, keep_edges=True)
     assert not explored.reduced and explored.edges is not None and explored.keys
-    started = time.monotonic()
-    result, graph = tlc_graph(scope)
-    agreement = Agreement(scope.name, explored, result, tlc_seconds=time.monotonic() - started)
+    result, graph, seconds = timed_tlc_graph(scope) if tlc_run is None else tlc_run
+    agreement = Agreement(scope.name, explored, result, tlc_seconds=seconds)
     if graph is None or not explored.passed:
         agreement.difference.append("TLC or the explorer found a violation: nothing to compare")
         return agreement

@@ -27,6 +27,7 @@ import itertools
 from collections.abc import Iterator
 from typing import Any
 
+from .. import naive
 from ..core.types import Cause
 from .model import Node
 from .scope import Scope
@@ -77,6 +78,27 @@ def key(scope: Scope, node: Node, shared: dict[Any, Any] | None = None) -> Key:
         parts = shared.setdefault(parts, parts)
         claims = shared.setdefault(claims, claims)
     return (node.core.phase.name, parts, claims)
+
+
+def naive_key(scope: Scope, world: naive.World, claims: tuple[Any, ...]) -> Key:
+    """The key `key` would give a core state with the naive `world`'s facts: the same layout,
+    built from `naive.facts` alone. Two paths that reach one core key with naive worlds of
+    different keys are a divergence: the core merged states the rules tell apart."""
+    parts: list[tuple[object, ...]] = []
+    for t in scope.tasks:
+        f = naive.facts(world, t)
+        if f is None:
+            parts.append(())
+            continue
+        state, generation, seq, claimed, requested, remaining, deps, detail = f
+        if detail is None:
+            coded: tuple[object, ...] = ("",)
+        elif state == naive.BLOCKED:
+            coded = ("c", detail[0], detail[1], detail[2].upper())
+        else:
+            coded = ("r", str(detail))
+        parts.append((state.upper(), generation, seq, claimed, requested, remaining, deps, coded))
+    return (world.phase.upper(), tuple(parts), claims)
 
 
 def automorphisms(scope: Scope, *, tasks: bool, workers: bool) -> list[Renaming]:

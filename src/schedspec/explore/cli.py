@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -28,6 +30,7 @@ from .. import tlc
 from . import agree, search, trace
 from .checks import GRAPH_PROPERTIES, STATE_INVARIANTS, TRANSITION_PROPERTIES
 from .scope import Scope, ScopeError, find, scopes, write_tla_models
+from .situations import REQUIRED
 
 TRACES_DIR = Path("traces")
 
@@ -63,12 +66,34 @@ def _live(console: Console, label: str) -> Iterator[search.Progress]:
 
 
 def save_traces(scope: Scope, violation: search.Violation, directory: Path) -> list[Path]:
+    """Write a counterexample as a replayable trace (`schedspec-trace/1`), as ITF, and, where
+    its moves have a protocol form, as a conformance vector: the same requests with the
+    reference's replies and a `query_all` after each, which any implementation can be run on
+    (`schedspec conform --vectors DIR`). A broken core's trace so becomes a vector the real
+    core answers rightly; a divergence of the real core itself gives one to review."""
     directory.mkdir(parents=True, exist_ok=True)
     stem = directory / f"{scope.name}-{violation.check}"
     json_path, itf_path = stem.with_suffix(".json"), stem.with_suffix(".itf.json")
     json_path.write_text(json.dumps(trace.to_json(scope, violation), indent=1) + "\n")
     itf_path.write_text(json.dumps(trace.to_itf(scope, violation), indent=1) + "\n")
-    return [json_path, itf_path]
+    written = [json_path, itf_path]
+    from ..conformance.corpus import generate_vector
+    from ..conformance.explored import exercised_clauses
+    from ..conformance.scenario import from_events
+    from ..conformance.translate import requests_for_events
+
+    check = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "-", violation.check).lower()
+    name = re.sub(r"[^a-z0-9-]", "-", f"{scope.name}-{check}")
+    story = f"{violation.check} on scope {scope.name}: {violation.message}"[:400]
+    events = [s.move.event for s in violation.trace]
+    try:
+        clauses = exercised_clauses(list(requests_for_events(events)), scope.limit)
+        scenario = from_events(name, story, clauses, scope.limit, events, "explorer")
+    except ValueError:  # a move with no protocol form (a probe's non-tuple deps, say)
+        return written
+    vector_path = directory / f"{scope.name}-{violation.check}.vector.json"
+    vector_path.write_text(generate_vector(scenario).dumps())
+    return [*written, vector_path]
 
 
 def verify(argv: list[str]) -> int:
@@ -96,17 +121,26 @@ def verify(argv: list[str]) -> int:
     checks = len(STATE_INVARIANTS) + len(TRANSITION_PROPERTIES) + len(GRAPH_PROPERTIES)
     rows, failed = [], False
     started = time.monotonic()
+    # TLC runs beside the explorer, one scope after another on one worker: the JVM takes one
+    # core while the explorer takes the other, and each comparison waits for its own run.
+    pool = ThreadPoolExecutor(max_workers=1)
+    runs = {
+        scope.name: pool.submit(agree.timed_tlc_graph, scope, 1) for scope in selected if use_tlc
+    }
+    reached: set[str] = set()
     for scope in selected:
         with _live(console, f"explore {scope.name}") as report:
             explored = search.explore(scope, keep_keys=use_tlc, keep_edges=use_tlc, progress=report)
+        reached |= explored.situations
         reduced = None
         if scope.symmetry and explored.passed:
             with _live(console, f"explore {scope.name} (reduced)") as report:
-                reduced = search.explore(scope, reduce=True, progress=report)
+                # The differential and the probes ran on the full graph just above.
+                reduced = search.explore(scope, reduce=True, progress=report, differential=False)
         agreement = None
         if use_tlc and explored.passed:
             with console.status(f"TLC {scope.name}"):
-                agreement = agree.compare(scope, explored)
+                agreement = agree.compare(scope, explored, runs[scope.name].result())
         row = _row(scope, explored, reduced, agreement, checks + len(scope.expect))
         rows.append(row)
         for result in (explored, reduced):
@@ -120,9 +154,18 @@ def verify(argv: list[str]) -> int:
             console.print(f"[bold red]{scope.name}: the explorer and TLC disagree[/]")
             for line in agreement.difference:
                 console.print(f"  {line}", markup=False, highlight=False)
+    pool.shutdown(cancel_futures=True)
     seconds = time.monotonic() - started
     _print_table(console, rows, use_tlc)
     console.print(f"{len(rows)} scopes in {seconds:.1f} s")
+    missing = [s for s in REQUIRED if s not in reached]
+    console.print(
+        f"situations of spec/explore.md reached: {len(REQUIRED) - len(missing)} of {len(REQUIRED)}"
+    )
+    if missing and {s.name for s in selected} >= {s.name for s in scopes() if s.default}:
+        failed = True
+        for situation in missing:
+            console.print(f"[red]  not reached by any scope: {situation}[/]")
     if args.json is not None:
         args.json.write_text(json.dumps(rows, indent=1) + "\n")
     if args.markdown is not None:
@@ -144,6 +187,8 @@ def _row(
         "depth": explored.depth,
         "checks": checks,
         "reduced states": None if reduced is None else reduced.states,
+        "probes": explored.probes,
+        "situations": len(explored.situations & set(REQUIRED)),
         "explorer s": round(explored.seconds, 2),
         "explorer states/s": round(explored.states / max(explored.seconds, 1e-9)),
         "verdict": "ok" if explored.passed else _verdict(explored),
@@ -169,6 +214,7 @@ def _verdict(result: search.Result) -> str:
 
 def _columns(use_tlc: bool) -> list[str]:
     columns = ["scope", "states", "transitions", "depth", "checks", "reduced states"]
+    columns += ["probes", "situations"]
     columns += ["explorer s", "explorer states/s"]
     if use_tlc:
         columns += ["TLC states", "projected", "agree", "TLC s", "TLC states/s"]
@@ -205,6 +251,9 @@ def explore(argv: list[str]) -> int:
     parser.add_argument("--reduce", action="store_true", help="apply the scope's symmetries")
     parser.add_argument("--states-max", type=int, default=None)
     parser.add_argument("--traces", type=Path, default=TRACES_DIR)
+    parser.add_argument(
+        "--situations", action="store_true", help="list every situation reached (* required)"
+    )
     args = parser.parse_args(argv)
     console = make_console()
     try:
@@ -220,10 +269,16 @@ def explore(argv: list[str]) -> int:
     console.print(
         f"{scope.name}: {result.states:,} states, {result.transitions:,} transitions, "
         f"{result.no_op_moves:,} moves that changed nothing, depth {result.depth}, "
-        f"{result.seconds:.1f} s ({rate:,.0f} states/s)"
+        f"{result.probes:,} probes, {result.seconds:.1f} s ({rate:,.0f} states/s)"
         + (" [reduced]" if result.reduced else "")
         + ("" if result.complete else " [stopped at --states-max]")
     )
+    reached = [s for s in REQUIRED if s in result.situations]
+    console.print(f"situations of spec/explore.md reached: {len(reached)} of {len(REQUIRED)}")
+    if args.situations:
+        for situation in sorted(result.situations):
+            mark = "*" if situation in REQUIRED else " "
+            console.print(f"  {mark} {situation}", markup=False, highlight=False)
     if result.violation is not None:
         trace.print_violation(console, scope, result.violation)
         for path in save_traces(scope, result.violation, args.traces):

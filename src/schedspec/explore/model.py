@@ -21,6 +21,19 @@ Moves, as in `Next` of the TLA+ spec:
 - `Cancel(t)` for every submitted task and, for every older generation, `Cancel(t, g)` (a stale
   cancel, which must change nothing), when the scope enables cancel;
 - `Close()` when the scope enables close.
+
+`probes(scope, node)` lists the rest of what a caller can send in a node: every operation in
+every state, the caller's mistakes included (DONE-6, SUB-1, SUB-2, SUB-9, CLAIM-2, CANCEL-4,
+CANCEL-5): callbacks for never-claimed, future, unknown and stale versions, `ConfirmCancel`
+without a request, every refused submission, submissions past the scope's generation bound,
+claims of every size and of none, `Cancel` and `Close` where the scope does not explore them.
+A probe is checked like any move (every transition property, the naive differential, and the
+state invariants of the state it leads to), but the state it leads to is not explored further,
+which keeps the scope's state space, and so the agreement with TLC, exactly as it was. The
+choice of a bad value is not interesting, so one stands for all: one unknown id (`UNKNOWN`),
+one empty id, one id that is not a str, one generation 0. Which task a mistake in the form of
+`deps` names does not matter either: SUB-11 checks the form before anything about the task, so
+the scope's first task stands for all.
 """
 
 from __future__ import annotations
@@ -97,6 +110,84 @@ def moves(scope: Scope, node: Node) -> list[Move]:
             current = core.generation_of(t) or 0
             found += [Move("Cancel", ev.Cancel(t, g)) for g in range(1, current)]
     if "Close" in scope.moves:
+        found.append(Move("Close", ev.Close()))
+    return found
+
+
+UNKNOWN = "zz"  # an id no scope uses: never submitted, except by a probe while open
+NOT_AN_ID = 7
+
+
+def probes(scope: Scope, node: Node) -> tuple[Move, ...]:
+    """Every other event a caller may send in `node` (see the module docstring), in a fixed
+    order; `moves` and `probes` together are every operation in every state.
+
+    The list depends only on each task's generation and on the claim history, so it is built
+    once per such pair and shared by every node that has it."""
+    generations = tuple(node.core.generation_of(t) or 0 for t in scope.tasks)  # type: ignore[arg-type]
+    cache = _PROBES.setdefault(scope.name, {})
+    found = cache.get((generations, node.claims))
+    if found is None:
+        found = cache[generations, node.claims] = tuple(_probes(scope, node))
+    return found
+
+
+_PROBES: dict[str, dict[tuple[object, ...], tuple[Move, ...]]] = {}
+
+
+def _probes(scope: Scope, node: Node) -> list[Move]:
+    core = node.core
+    first = scope.tasks[0]
+    found: list[Move] = []
+    # Submissions past the bound, the refused ones of SUB-1, SUB-2, SUB-9, and rewirings.
+    for t in scope.tasks:
+        generation = core.generation_of(t) or 0  # type: ignore[arg-type]
+        if generation >= scope.max_gen[t]:
+            found += [Move("Submit", ev.Submit(t, ds)) for ds in scope.dep_choices[t]]
+        found.append(Move("Submit", ev.Submit(t, (t,))))
+        found.append(Move("Submit", ev.Submit(t, (UNKNOWN,))))
+        found += [Move("Submit", ev.Submit(t, (u,))) for u in scope.tasks if u != t]
+    found += [
+        Move("Submit", ev.Submit("", ())),
+        Move("Submit", ev.Submit(NOT_AN_ID, ())),
+        Move("Submit", ev.Submit(UNKNOWN, ())),
+        Move("Submit", ev.Submit(first, [first])),
+        Move("Submit", ev.Submit(first, ("",))),
+        Move("Submit", ev.Submit(first, (first, first))),
+    ]
+    # Claims of no task, of more than fit, without a limit, and refused ones (CLAIM-2).
+    worker = scope.workers[0]
+    found += [Move("Claim", ev.Claim(n), worker) for n in (None, 0, scope.limit + 1, -1, True)]
+    # Callbacks no worker holds: never claimed, future, unknown, stale or settled versions,
+    # and ConfirmCancel without a request (DONE-4..7, CANCEL-4).
+    held = {(t, g) for t, g, _, _ in node.claims}
+    requested = {(t, g) for t, g, _, r in node.claims if r}
+    for t in (*scope.tasks, UNKNOWN):
+        current = core.generation_of(t) or 0  # type: ignore[arg-type]
+        for g in range(1, current + 2):
+            if (t, g) not in held:
+                found.append(Move("Complete", ev.Complete(t, g)))
+                found.append(Move("Fail", ev.Fail(t, g)))
+            if (t, g) not in requested:
+                found.append(Move("ConfirmCancel", ev.ConfirmCancel(t, g)))
+    found += [
+        Move("Complete", ev.Complete(first, 0)),
+        Move("Fail", ev.Fail(first, 0)),
+        Move("ConfirmCancel", ev.ConfirmCancel(first, 0)),
+        Move("Complete", ev.Complete("", 1)),
+        Move("Fail", ev.Fail(NOT_AN_ID, 1)),
+        Move("ConfirmCancel", ev.ConfirmCancel("", 1)),
+    ]
+    # Cancel (CANCEL-1..5): of every version where the scope does not explore it, and of the
+    # current one by its generation, a future one and an unknown task where it does.
+    for t in (*scope.tasks, UNKNOWN):
+        current = core.generation_of(t) or 0  # type: ignore[arg-type]
+        if "Cancel" not in scope.moves and current:
+            found.append(Move("Cancel", ev.Cancel(t)))
+            found += [Move("Cancel", ev.Cancel(t, g)) for g in range(1, current)]
+        found += [Move("Cancel", ev.Cancel(t, g)) for g in (current, current + 1) if g]
+    found += [Move("Cancel", ev.Cancel(first, 0)), Move("Cancel", ev.Cancel(""))]
+    if "Close" not in scope.moves:
         found.append(Move("Close", ev.Close()))
     return found
 

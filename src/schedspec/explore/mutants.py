@@ -5,7 +5,8 @@ of the contract is decided: text to find, exactly once, and text to put in its p
 to explore, and the check that must catch it (its comment says what the mistake is):
 
     # Claim without checking the free slots (CLAIM-3, CLAIM-5).
-    breaks = "RunningWithinLimit"
+    breaks = "ClaimTakesSmallestSeqs"
+    also = ["RunningWithinLimit"]   # optional: checks that also fail along the same trace
     scope = "one-slot"
 
     [[edit]]
@@ -42,11 +43,14 @@ class CoreMutant:
     breaks: str
     scope: str
     edits: tuple[tuple[str, str], ...]
+    # Checks that also fail along the shortest trace, though `breaks` fires first: the check a
+    # mutant was written for keeps its proof when a stricter one comes to catch it earlier.
+    also: tuple[str, ...] = ()
 
 
 def load(path: Path) -> CoreMutant:
     data = tomllib.loads(path.read_text())
-    unknown = set(data) - {"breaks", "scope", "edit"}
+    unknown = set(data) - {"breaks", "scope", "edit", "also"}
     if unknown:
         raise ValueError(f"{path}: unknown fields {sorted(unknown)}")
     description = " ".join(
@@ -60,6 +64,7 @@ def load(path: Path) -> CoreMutant:
         str(data["breaks"]),
         str(data["scope"]),
         edits_of(data),
+        tuple(str(name) for name in data.get("also", ())),
     )
 
 

@@ -12,6 +12,15 @@ nodes are kept in flat arrays (source, label, target), deduplicated per source, 
 properties (`Deadlock`, `AllVersionsCanFinish`, `ClosingCanClose`, decided by backward
 reachability once the graph is complete) and for the comparison with TLC.
 
+Beside the core runs the naive statement of the rules (`schedspec.naive`), carried along each
+explored path: on every move, the regular ones and the probes (`model.probes`: the caller's
+mistakes and every other operation, checked but not explored further), the core's reply, its
+notifications and its next state must equal the naive ones (`differential.divergence`,
+reported as `AgreesWithNaive`). Each node also keeps a fingerprint of its naive world's key, so
+that two paths reaching one core key with naive worlds of different keys, a merge of states
+the rules tell apart, is reported too. The property and invariant checks run first, so a
+broken rule is reported by name where a named check sees it.
+
 With `reduce=True` the scope's symmetries (`canon.automorphisms`) identify each node with its
 orbit representative; the node kept for expansion is the first member of its orbit found, and
 traces replay the concrete moves, so a counterexample is always a real run of the core.
@@ -24,14 +33,18 @@ from array import array
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
+from .. import naive
 from ..core.effects import Effect
 from ..core.invariants import check_transition, validate_state
 from ..core.types import Phase, TaskState
 from . import canon
 from .checks import EXPECTATIONS, ClaimedAtMostOnce, work_remains
-from .model import Move, Node, Step, apply, initial, moves
+from .differential import divergence
+from .model import Move, Node, Step, apply, initial, moves, probes
 from .scope import Scope
+from .situations import label
 
 LABELS = ("Submit", "Start", "Claim", "Complete", "Fail", "ConfirmCancel", "Cancel", "Close")
 LABEL_CODE = {label: code for code, label in enumerate(LABELS)}
@@ -68,6 +81,8 @@ class Result:
     states: int = 0
     transitions: int = 0
     no_op_moves: int = 0
+    probes: int = 0
+    situations: set[str] = field(default_factory=set, repr=False)
     depth: int = 0
     seconds: float = 0.0
     violation: Violation | None = None
@@ -101,8 +116,12 @@ def explore(
     keep_edges: bool = False,
     states_max: int | None = None,
     progress: Progress | None = None,
+    differential: bool = True,
 ) -> Result:
-    """Explore `scope` breadth-first and check everything; stop at the first violation."""
+    """Explore `scope` breadth-first and check everything; stop at the first violation.
+
+    `differential=False` leaves out the naive differential and the probes (for measuring
+    what they cost, and for runs that only count states)."""
     from ..core import step as real_step
 
     stepper: Step = step or real_step
@@ -119,6 +138,13 @@ def explore(
     sources, labels, targets = array("l"), array("b"), array("l")
     keys: list[canon.Key] = []
     expectations = [EXPECTATIONS[name] for name in scope.expect]
+
+    fingerprints = array("q")  # per node: the hash of its naive world's canonical key
+
+    def fingerprint(world: naive.World, node: Node) -> int:
+        if not differential:
+            return 0
+        return hash(canon.canonical(scope, canon.naive_key(scope, world, node.claims), group))
 
     def add(node: Node, k: canon.Key, from_index: int, move_position: int) -> int:
         i = len(parent)
@@ -151,15 +177,32 @@ def explore(
     def canonical_key(node: Node) -> canon.Key:
         return canon.canonical(scope, canon.key(scope, node, shared), group)
 
+    def differ(
+        i: int, position: int, node: Node, move: Move, after: Node, effects: Any, world: naive.World
+    ) -> naive.World:
+        """The naive differential of one move from node `i`: the naive world after it."""
+        if not differential:
+            return world
+        world_after, difference = divergence(node.core, after.core, effects, move.event, world)
+        if difference is not None:
+            raise _Found("AgreesWithNaive", "differential", str(difference), i, position)
+        return world_after
+
+    situations = result.situations
     start_node = initial(scope)
-    frontier: deque[tuple[int, Node]] = deque()
+    start_world = naive.initial(scope.limit)
+    frontier: deque[tuple[int, Node, naive.World]] = deque()
     try:
-        frontier.append((add(start_node, canonical_key(start_node), -1, -1), start_node))
+        first = add(start_node, canonical_key(start_node), -1, -1)
+        fingerprints.append(fingerprint(start_world, start_node))
+        frontier.append((first, start_node, start_world))
         while frontier:
-            i, node = frontier.popleft()
+            i, node, world = frontier.popleft()
             seen_edges: set[tuple[int, int]] = set()
             progressed = False
-            for position, move in enumerate(moves(scope, node)):
+            regular = moves(scope, node)
+            extra = probes(scope, node) if differential else []
+            for position, move in enumerate((*regular, *extra)):
                 try:
                     after, effects = apply(node, move, stepper)
                 except Exception as crash:  # a broken core may raise; the real one never does
@@ -169,7 +212,19 @@ def explore(
                 if problems:
                     name, _, message = problems[0].partition(": ")
                     raise _Found(name, "property", message, i, position)
+                situations |= label(node.core, move.event, effects)
+                if position >= len(regular):
+                    # A probe: the state it leads to is checked, not explored.
+                    result.probes += 1
+                    if after is not node:
+                        problems = validate_state(after.core)
+                        if problems:
+                            name, _, message = problems[0].partition(": ")
+                            raise _Found(name, "invariant", message, i, position)
+                    differ(i, position, node, move, after, effects, world)
+                    continue
                 if after is node:
+                    differ(i, position, node, move, after, effects, world)
                     result.no_op_moves += 1
                     continue
                 progressed = True
@@ -177,13 +232,23 @@ def explore(
                 j = index.get(k)
                 if j is None:
                     j = add(after, k, i, position)
-                    frontier.append((j, after))
+                    world_after = differ(i, position, node, move, after, effects, world)
+                    fingerprints.append(fingerprint(world_after, after))
+                    frontier.append((j, after, world_after))
                     if states_max is not None and len(parent) >= states_max:
                         result.complete = False
                         frontier.clear()
                         break
                     if progress is not None and len(parent) % 20_000 == 0:
                         progress(len(parent), len(frontier), depth[j], time.monotonic() - started)
+                else:
+                    world_after = differ(i, position, node, move, after, effects, world)
+                    if fingerprints[j] != fingerprint(world_after, after):
+                        message = (
+                            "this core key was reached before with a naive world of another"
+                            " key: the core merged states the rules tell apart"
+                        )
+                        raise _Found("AgreesWithNaive", "differential", message, i, position)
                 edge = (LABEL_CODE[move.label], j)
                 if edge not in seen_edges:
                     seen_edges.add(edge)
@@ -289,7 +354,7 @@ def _replay(
     node = initial(scope)
     trace = []
     for position in path:
-        move = moves(scope, node)[position]
+        move = (*moves(scope, node), *probes(scope, node))[position]
         try:
             after, effects = apply(node, move, step)
         except Exception:  # the crash itself: report the move with no effects

@@ -18,11 +18,13 @@ from typing import Any
 
 from rich.console import Console
 
+from .. import naive
 from ..core import events as ev
 from ..core.effects import Answered, Batched, Claimed, Effect, Rejected, Submitted, Transitioned
 from ..core.invariants import check_transition, validate_state
 from . import canon
 from .checks import EXPECTATIONS, ClaimedAtMostOnce
+from .differential import divergence
 from .model import Move, Node, Step, apply, initial
 from .scope import Scope
 from .search import TraceStep, Violation
@@ -82,6 +84,8 @@ def event_data(move: Move) -> dict[str, Any]:
     match e:
         case ev.Submit():
             data |= {"task_id": e.task_id, "deps": list(e.deps)}  # type: ignore[call-overload]
+            if not isinstance(e.deps, tuple):
+                data["deps_type"] = type(e.deps).__name__  # a probe's malformed deps (SUB-1)
         case ev.Claim():
             data["max_tasks"] = e.max_tasks
         case ev.Complete() | ev.Fail() | ev.ConfirmCancel() | ev.Cancel():
@@ -97,7 +101,8 @@ def move_from(data: dict[str, Any]) -> Move:
     event: ev.Event
     match label:
         case "Submit":
-            event = ev.Submit(data["task_id"], tuple(data["deps"]))
+            deps = data["deps"]
+            event = ev.Submit(data["task_id"], deps if data.get("deps_type") else tuple(deps))
         case "Start":
             event = ev.Start()
         case "Claim":
@@ -153,11 +158,16 @@ def replay(scope: Scope, data: dict[str, Any], step: Step | None = None) -> list
 
 
 def recheck(scope: Scope, steps: list[TraceStep]) -> list[str]:
-    """Every explorer check that fails along a replayed run, as `Name: message` lines."""
+    """Every explorer check that fails along a replayed run, as `Name: message` lines, the
+    naive differential (`AgreesWithNaive`) included."""
     problems: list[str] = []
     node = initial(scope)
+    world = naive.initial(scope.limit)
     for s in steps:
         problems += check_transition(node.core, s.node.core, s.effects, s.move.event)
+        world, difference = divergence(node.core, s.node.core, s.effects, s.move.event, world)
+        if difference is not None:
+            problems.append(f"AgreesWithNaive: {difference}")
         problems += validate_state(s.node.core)
         problems += [
             f"ClaimedAtMostOnce: {p}" for p in ClaimedAtMostOnce(s.node.core, s.node.claims)
