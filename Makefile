@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
 .PHONY: run test lint typecheck pytest test-js diff-js test-slow tlc-full verify-all bench clean \
-	check-java check-node vectors
+	check-java check-node vectors mutation mutation-sample
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -58,6 +58,24 @@ verify-all: $(STAMP) check-java
 # Regenerate the conformance vectors after a change of behaviour; review the diff.
 vectors: $(STAMP)
 	$(PY) -m schedspec conform --regenerate
+
+# The mutation score of the core (models/mutation/README.md): every mutmut mutant of core/step.py,
+# graph.py, state.py and invariants.py through the explorer over the default scopes, then the
+# explorer's survivors through the core's own tests. Long: each survivor costs a whole
+# exploration. `mutation-sample` runs the fixed sample of 40 the README quotes.
+MUTATION_TESTS := tests/test_state_clauses.py tests/test_core_clauses.py tests/test_submit.py \
+	tests/test_start.py tests/test_claim.py tests/test_done.py tests/test_block.py \
+	tests/test_cancel.py tests/test_close.py tests/test_query.py tests/test_effects.py \
+	tests/test_invariants.py tests/test_differential.py tests/test_size_boundaries.py \
+	tests/test_explore_mutants.py
+MUTATION_ARGS := --jobs 2 --tests-selection "$(MUTATION_TESTS) -m 'not slow' -x -q -p no:cacheprovider"
+
+mutation: $(STAMP)
+	$(PY) -m schedspec.explore.mutscore $(MUTATION_ARGS) --json mutation.json --markdown mutation.md
+
+mutation-sample: $(STAMP)
+	$(PY) -m schedspec.explore.mutscore $(MUTATION_ARGS) --sample 40 --seed 1 \
+		--json mutation-sample.json --markdown mutation-sample.md
 
 bench: $(STAMP)
 	$(PY) benchmarks/lifecycle.py

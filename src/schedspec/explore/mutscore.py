@@ -1,0 +1,1157 @@
+"""Mutation score of the pure core: which mutants of `core/` the explorer kills, and the tests.
+
+How it works, as a whole. The mutants are mutmut's own: `create_mutations` (mutmut's operators,
+its pragmas, and its rule of running only mutants inside functions and methods) lists, for each
+target file (`core/step.py`, `graph.py`, `state.py`, `invariants.py`), every node it would
+change and what it would change it into. One mutant is the module with that one node replaced
+(`Module.deep_replace`), nothing else. Its id is `<file stem>:<function qualname>:<ordinal>`,
+the ordinal counting the mutants of that function in mutmut's order (so `step:_claim:3` is
+mutmut's `x__claim__mutmut_3`), and its description is the node's code before and after, on
+one line, so that a listed id (`models/mutation/equivalent.toml`) can be checked to still mean
+the same mutant after the code around it has moved.
+
+mutmut's runner is not used. It compiles every mutant of a file into one module of
+trampolines, a wrapper on every function call that looks up which mutant is active, and runs
+pytest through them: that slows every step of the core several-fold, the explorer sends the
+core hundreds of thousands of events per scope, and the explorer is not a pytest test anyway.
+Instead each mutant runs in a child process forked from this one. The child forgets every
+module of the repository (`schedspec.*`, and the tests' own modules when the parent is
+pytest), asserts that none is left, and puts an import hook first on `sys.meta_path` that
+serves the mutated source for exactly one module name (`schedspec.core.step`, say) and leaves
+every other module to the ordinary finders, which load it from its file. It then imports
+`schedspec.explore.search` afresh, so every module that imports the mutated one
+(`core/__init__`, `step.py` importing `graph`, the explorer importing `invariants`) sees the
+mutant, for all four files alike, and it checks that the module in `sys.modules` is the
+hook's. The parent never uses the core or the explorer, but it cannot avoid having imported the
+core: `schedspec/__init__.py` imports `schedspec.core` and the shell, hence all four target
+modules, before a line of this module runs. That is why the child forgets the modules instead
+of the parent avoiding them; the effect is that of a fresh interpreter, without its start-up
+cost and without enumerating the mutants again.
+
+What kills a mutant in the explorer column: the child explores each default scope (the set of
+`schedspec verify`, or `--scopes`), smallest first by the unmutated run's state count, and
+stops at the first scope with a violation (the report names the check, `RunningWithinLimit`
+or `AgreesWithNaive` say, and the scope) or whose state space outgrows four times the
+unmutated one ("incomplete"). As in mutmut, a child that cannot import the mutant ("import
+error"), raises outside the explorer's own checks or dies ("crash"), or overruns its time
+budget ("timeout") kills the mutant too, and the reason is reported. A scope's budget is 3
+times the unmutated run's time on it plus 5 s (the unmutated run is timed once, at the start),
+enforced in the child by an alarm; the parent kills a child that overruns the sum, as a
+backstop, and an explorer child has a bounded address space, so that a mutant that grows
+without end fails instead of exhausting the machine. A mutant that passes every scope survives
+the explorer.
+
+The tests column, for the explorer's survivors only: the child installs the same hook, imports
+the mutated module at once, and runs `pytest.main` on a selection (by default the fast tier,
+`-m "not slow" -x -q -p no:cacheprovider`); a non-zero exit kills the mutant. The import must
+come first: pytest puts its own import hook, which rewrites assertions, in front of any other,
+and that hook claims every `schedspec` module (the project's pytest11 entry point marks the
+package) and reads it from its file. With the mutant already in `sys.modules`, every later
+import finds it there, and the child checks afterwards that the module is still the hook's.
+The unmutated selection is run once first: if it fails, the column cannot be measured and the
+report says so, instead of counting every mutant killed. Tests that start another Python
+process (the conformance server, say) run the real core there, so the column is a lower bound.
+
+Equivalent mutants, examined by hand, are listed with a reason in
+`models/mutation/equivalent.toml`. They are explored like any other and reported in their own
+column if they survive; an entry the explorer now kills, or whose description no longer
+matches its id, is reported as a problem and fails the run. `check_equivalents` does only that.
+
+    python -m schedspec.explore.mutscore --sample 40 --seed 1 --jobs 2 --json mutscore.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import itertools
+import json
+import os
+import random
+import resource
+import shlex
+import signal
+import sys
+import tempfile
+import time
+import tomllib
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from types import FrameType, ModuleType
+from typing import Any, NoReturn
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+from mutmut.mutation.file_mutation import Mutation, create_mutations
+
+ROOT = Path(__file__).resolve().parents[3]
+CORE_DIR = ROOT / "src" / "schedspec" / "core"
+EQUIVALENTS = ROOT / "models" / "mutation" / "equivalent.toml"
+TARGETS = ("step", "graph", "state", "invariants")
+DEFAULT_TESTS = ("-m", "not slow", "-x", "-q", "-p", "no:cacheprovider")
+# The modules a child forgets: those loaded from the repository's own code and tests.
+_PROJECT_DIRS = (str(ROOT / "src") + os.sep, str(ROOT / "tests") + os.sep)
+_WIDTH = 60  # characters of each side of a description
+
+# Outcome statuses and the columns of the report.
+KILLED, SURVIVED, ERROR = "killed", "survived", "error"
+COLUMNS = ("explorer", "tests", "equivalent", "survived", "error")
+
+
+# The mutants.
+
+
+@dataclass(frozen=True, slots=True)
+class Mutant:
+    """One mutant: a single node of one target file replaced by mutmut's operators."""
+
+    id: str  # "<file stem>:<function qualname>:<ordinal within that function>"
+    file: str  # "step"
+    function: str  # "_claim", "_Tx.move"
+    ordinal: int
+    line: int  # the lines the node spans, for the reader; not part of the identity
+    end_line: int
+    original: str  # the node's code, on one line, truncated
+    mutated: str
+    context: str  # the source line the node starts on, stripped
+
+    @property
+    def module(self) -> str:
+        return f"schedspec.core.{self.file}"
+
+    @property
+    def description(self) -> str:
+        return f"{self.original} -> {self.mutated}"
+
+
+class FileMutants:
+    """Every mutant mutmut makes of one target file, in mutmut's order, and their sources."""
+
+    def __init__(self, file: str) -> None:
+        if file not in TARGETS:
+            raise ValueError(f"unknown target file {file!r}; known: {', '.join(TARGETS)}")
+        self.file = file
+        self.path = CORE_DIR / f"{file}.py"
+        self.source = self.path.read_text()
+        # mutmut reads its configuration (`[tool.mutmut]`, pragmas) relative to the working
+        # directory, so the enumeration does not depend on where the harness is started.
+        with contextlib.chdir(ROOT):
+            module, mutations, _, _ = create_mutations(
+                str(self.path.relative_to(ROOT)), self.source
+            )
+        self.module = module
+        names = _qualnames(module)
+        positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        lines = self.source.splitlines()
+        self.mutants: list[Mutant] = []
+        self._mutations: dict[str, Mutation] = {}
+        # Mutations outside any function or method (module constants, class attributes) are
+        # made by mutmut's operators but never run by mutmut, which only switches functions.
+        self.outside_functions = 0
+        ordinals: dict[str, int] = {}
+        for mutation in mutations:
+            container = mutation.contained_by_top_level_function
+            function = names.get(id(container)) if container is not None else None
+            if function is None:
+                self.outside_functions += 1
+                continue
+            ordinal = ordinals[function] = ordinals.get(function, 0) + 1
+            position = positions.get(mutation.original_node)
+            line = position.start.line if position is not None else 0
+            end_line = position.end.line if position is not None else 0
+            original, mutated = _describe(
+                module.code_for_node(mutation.original_node),
+                module.code_for_node(mutation.mutated_node),
+            )
+            mutant = Mutant(
+                id=f"{file}:{function}:{ordinal}",
+                file=file,
+                function=function,
+                ordinal=ordinal,
+                line=line,
+                end_line=end_line,
+                original=original,
+                mutated=mutated,
+                context=lines[line - 1].strip() if 0 < line <= len(lines) else "",
+            )
+            self.mutants.append(mutant)
+            self._mutations[mutant.id] = mutation
+
+    def mutated_source(self, mutant_id: str) -> str:
+        """The file's source with the one node of `mutant_id` replaced."""
+        mutation = self._mutations[mutant_id]
+        mutated = self.module.deep_replace(mutation.original_node, mutation.mutated_node)
+        assert isinstance(mutated, cst.Module)
+        return mutated.code
+
+
+def _qualnames(module: cst.Module) -> dict[int, str]:
+    """`id(node)` -> qualname for each top-level function and each method of a top-level
+    class: the containers mutmut's `contained_by_top_level_function` points to."""
+    names: dict[int, str] = {}
+    for statement in module.body:
+        if isinstance(statement, cst.FunctionDef):
+            names[id(statement)] = statement.name.value
+        elif isinstance(statement, cst.ClassDef) and isinstance(statement.body, cst.IndentedBlock):
+            for item in statement.body.body:
+                if isinstance(item, cst.FunctionDef):
+                    names[id(item)] = f"{statement.name.value}.{item.name.value}"
+    return names
+
+
+def _one_line(code: str) -> str:
+    return " ".join(code.split())
+
+
+def _describe(original: str, mutated: str, width: int = _WIDTH) -> tuple[str, str]:
+    """Both codes on one line; if either is long, the same window of both around where they
+    differ, so that the change stays visible after truncation."""
+    a, b = _one_line(original), _one_line(mutated)
+    if len(a) <= width and len(b) <= width:
+        return a, b
+    prefix = 0
+    while prefix < min(len(a), len(b)) and a[prefix] == b[prefix]:
+        prefix += 1
+    start = max(0, prefix - width // 3)
+
+    def window(s: str) -> str:
+        cut = s[start : start + width]
+        return ("..." if start else "") + cut + ("..." if start + width < len(s) else "")
+
+    return window(a), window(b)
+
+
+@cache
+def file_mutants(file: str) -> FileMutants:
+    """The mutants of `file`, enumerated once per process (the enumeration is deterministic)."""
+    return FileMutants(file)
+
+
+def all_mutants(files: Sequence[str] = TARGETS) -> list[Mutant]:
+    return [m for f in files for m in file_mutants(f).mutants]
+
+
+def sample(mutants: Sequence[Mutant], n: int, seed: int) -> list[Mutant]:
+    """A fixed sample: the ids sorted as strings, then `random.Random(seed).sample`, so the
+    same `n` and `seed` pick the same mutants on every machine."""
+    by_id = {m.id: m for m in mutants}
+    ids = sorted(by_id)
+    picked = set(random.Random(seed).sample(ids, min(n, len(ids))))
+    return [m for m in mutants if m.id in picked]
+
+
+# The equivalent mutants.
+
+
+@dataclass(frozen=True, slots=True)
+class Equivalent:
+    id: str
+    description: str
+    reason: str
+
+
+def load_equivalents(path: Path = EQUIVALENTS) -> list[Equivalent]:
+    if not path.is_file():
+        return []
+    data = tomllib.loads(path.read_text())
+    entries = []
+    for entry in data.get("equivalent", []):
+        unknown = set(entry) - {"id", "description", "reason"}
+        if unknown:
+            raise ValueError(f"{path}: unknown fields {sorted(unknown)} in {entry}")
+        entries.append(
+            Equivalent(str(entry["id"]), str(entry["description"]), str(entry["reason"]))
+        )
+    return entries
+
+
+def stale_equivalents(entries: Sequence[Equivalent]) -> list[str]:
+    """Entries whose id no longer exists, or no longer means the mutant that was examined."""
+    problems = []
+    for entry in entries:
+        file = entry.id.partition(":")[0]
+        if file not in TARGETS:
+            problems.append(f"{entry.id}: not a mutant of {', '.join(TARGETS)}")
+            continue
+        found = {m.id: m for m in file_mutants(file).mutants}.get(entry.id)
+        if found is None:
+            problems.append(f"{entry.id}: no such mutant any more")
+        elif found.description != entry.description:
+            problems.append(
+                f"{entry.id}: now means {found.description!r}, not {entry.description!r}"
+                " (re-examine it and update its id or description)"
+            )
+    return problems
+
+
+# What a child reports.
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What one column made of one mutant."""
+
+    status: str  # KILLED, SURVIVED or ERROR (the harness itself failed)
+    reason: str = ""  # "violation", "incomplete", "import error", "crash", "timeout", "tests"
+    check: str = ""  # the explorer's check, or the first failing test
+    scope: str = ""
+    detail: str = ""
+    seconds: float = 0.0
+
+    def describe(self) -> str:
+        if self.status == SURVIVED:
+            return "survived"
+        where = f" in {self.scope}" if self.scope else ""
+        what = self.check or self.detail
+        return f"{self.status} ({self.reason}{where}){': ' + what if what else ''}"
+
+
+@dataclass(slots=True)
+class MutantResult:
+    mutant: Mutant
+    explorer: Outcome
+    tests: Outcome | None = None
+    equivalent: Equivalent | None = None
+
+    @property
+    def column(self) -> str:
+        if self.explorer.status == ERROR or (self.tests and self.tests.status == ERROR):
+            return "error"
+        if self.explorer.status == KILLED:
+            return "explorer"
+        if self.equivalent is not None:
+            return "equivalent"
+        if self.tests is not None and self.tests.status == KILLED:
+            return "tests"
+        return "survived"
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    scopes: tuple[str, ...] | None = None  # None: the default scopes of `models/`
+    jobs: int = 1
+    tests: tuple[str, ...] | None = DEFAULT_TESTS  # pytest arguments; None: no tests column
+    timeout_factor: float = 3.0
+    timeout_slack: float = 5.0
+    states_factor: int = 4  # a scope whose states outgrow this many times the unmutated count
+    memory_mb: int = 4096  # address space of an explorer child
+
+
+@dataclass(slots=True)
+class Baseline:
+    """The unmutated run: the scopes in the order mutants are explored, and their cost."""
+
+    scopes: list[dict[str, Any]]  # {"name", "states", "seconds"}, smallest first
+    seconds: float
+    tests_seconds: float | None = None
+    tests_problem: str = ""  # why the tests column could not be measured
+
+
+@dataclass(slots=True)
+class Report:
+    files: tuple[str, ...]
+    baseline: Baseline
+    results: list[MutantResult]
+    options: Options
+    seconds: float = 0.0
+    selection: str = ""  # how the mutants were chosen
+    problems: list[str] = field(default_factory=list)  # stale equivalents, harness errors
+
+    def counts(self, file: str | None = None) -> dict[str, int]:
+        chosen = [r for r in self.results if file is None or r.mutant.file == file]
+        counts = {c: sum(r.column == c for r in chosen) for c in COLUMNS}
+        counts["total"] = len(chosen)
+        return counts
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems and not any(
+            r.column in ("survived", "error") for r in self.results
+        )
+
+
+def kill_rate(counts: dict[str, int]) -> float | None:
+    """The explorer's kills over the non-equivalent mutants (None if there are none)."""
+    judged = counts["total"] - counts["equivalent"] - counts["error"]
+    return counts["explorer"] / judged if judged else None
+
+
+# The child: the import hook, and what it runs.
+
+
+class _MutantLoader(importlib.abc.SourceLoader):
+    """Loads one module from a given source instead of its file. It implements no
+    `path_stats`, so the import system neither reads nor writes bytecode for it."""
+
+    def __init__(self, path: str, source: str) -> None:
+        self.path = path
+        self.source = source
+
+    def get_filename(self, fullname: str) -> str:
+        return self.path
+
+    def get_data(self, path: str) -> bytes:
+        if path == self.path:
+            return self.source.encode()
+        return Path(path).read_bytes()
+
+
+class _MutantFinder(importlib.abc.MetaPathFinder):
+    """First on `sys.meta_path`: the mutant for one module name, nothing for the others."""
+
+    def __init__(self, name: str, path: str, source: str) -> None:
+        self.name = name
+        self.loader = _MutantLoader(path, source)
+
+    def find_spec(
+        self,
+        fullname: str,
+        path: Sequence[str] | None,
+        target: ModuleType | None = None,
+    ) -> importlib.machinery.ModuleSpec | None:
+        if fullname != self.name:
+            return None
+        return importlib.util.spec_from_file_location(
+            fullname, self.loader.path, loader=self.loader
+        )
+
+
+def _is_project_module(name: str, module: object) -> bool:
+    if name == "schedspec" or name.startswith("schedspec."):
+        return True
+    file = getattr(module, "__file__", None)
+    return isinstance(file, str) and os.path.abspath(file).startswith(_PROJECT_DIRS)
+
+
+def _install(mutant: Mutant | None) -> _MutantFinder | None:
+    """In the child: forget the repository's modules, then serve `mutant` for its module."""
+    for name, module in list(sys.modules.items()):
+        # `__main__` stays: it may be this very module run with -m; nothing imports it.
+        if name != "__main__" and _is_project_module(name, module):
+            del sys.modules[name]
+    left = [n for n in sys.modules if n == "schedspec" or n.startswith("schedspec.")]
+    assert not left, f"schedspec modules still imported in the child: {left}"
+    if mutant is None:
+        return None
+    source = file_mutants(mutant.file).mutated_source(mutant.id)
+    finder = _MutantFinder(mutant.module, str(CORE_DIR / f"{mutant.file}.py"), source)
+    sys.meta_path.insert(0, finder)
+    return finder
+
+
+def _served(finder: _MutantFinder | None) -> bool:
+    """Whether the module in `sys.modules` under the finder's name is the mutant."""
+    if finder is None:
+        return True
+    module = sys.modules.get(finder.name)
+    return module is not None and getattr(module, "__loader__", None) is finder.loader
+
+
+class _Timeout(BaseException):
+    """Raised by the alarm; a BaseException, so that the explorer's `except Exception` around
+    each move does not report it as a crash of the core."""
+
+
+@contextlib.contextmanager
+def _alarm(seconds: float | None) -> Iterator[None]:
+    if seconds is None:
+        yield
+        return
+
+    def ring(signum: int, frame: FrameType | None) -> None:
+        raise _Timeout
+
+    previous = signal.signal(signal.SIGALRM, ring)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """What an explorer child explores: scopes in order, each with its budget and bound."""
+
+    scopes: tuple[str, ...] | None  # None: discover the default scopes (the baseline run)
+    budget: dict[str, float] = field(default_factory=dict)
+    states_max: dict[str, int] = field(default_factory=dict)
+
+
+def _short(e: BaseException) -> str:
+    return f"{type(e).__name__}: {e}"[:300]
+
+
+def _explore_child(mutant: Mutant | None, plan: _Plan) -> dict[str, Any]:
+    finder = _install(mutant)
+    try:
+        search = importlib.import_module("schedspec.explore.search")
+        scope_module = importlib.import_module("schedspec.explore.scope")
+    except BaseException as e:
+        return {"status": KILLED, "reason": "import error", "detail": _short(e)}
+    if not _served(finder):
+        return {"status": ERROR, "reason": "hook", "detail": "the mutant was not imported"}
+    names = plan.scopes
+    if names is None:
+        names = tuple(s.name for s in scope_module.scopes() if s.default)
+    explored = []
+    for name in names:
+        started = time.monotonic()
+        scope = scope_module.find(name)
+        try:
+            with _alarm(plan.budget.get(name)):
+                result = search.explore(scope, states_max=plan.states_max.get(name))
+        except _Timeout:
+            return {"status": KILLED, "reason": "timeout", "scope": scope.name}
+        except Exception as e:  # a check of the explorer itself raised on the mutant
+            return {"status": KILLED, "reason": "crash", "scope": scope.name, "detail": _short(e)}
+        seconds = time.monotonic() - started
+        if result.violation is not None:
+            found = result.violation
+            return {
+                "status": KILLED,
+                "reason": "violation",
+                "check": found.check,
+                "scope": scope.name,
+                "detail": f"{found.kind}: {found.message}"[:300],
+            }
+        if not result.complete:
+            detail = f"more than {plan.states_max.get(name)} states"
+            return {"status": KILLED, "reason": "incomplete", "scope": scope.name, "detail": detail}
+        explored.append({"name": name, "states": result.states, "seconds": seconds})
+    return {"status": SURVIVED, "scopes": explored}
+
+
+class _Failures:
+    """A pytest plugin that keeps the ids of the failing tests and collectors."""
+
+    def __init__(self) -> None:
+        self.failed: list[str] = []
+
+    def pytest_runtest_logreport(self, report: Any) -> None:  # pytest's TestReport
+        if report.failed:
+            self.failed.append(str(report.nodeid))
+
+    def pytest_collectreport(self, report: Any) -> None:  # pytest's CollectReport
+        if report.failed:
+            self.failed.append(str(report.nodeid) or "<collection>")
+
+
+def _tests_child(mutant: Mutant | None, selection: tuple[str, ...]) -> dict[str, Any]:
+    finder = _install(mutant)
+    if finder is not None:
+        # Imported now, before pytest starts: pytest puts its assertion-rewriting hook in
+        # front of every hook already on `sys.meta_path`, and that hook claims every
+        # `schedspec` module (the project's pytest11 entry point marks the package for
+        # rewriting) and reads it from its file, which would be the unmutated one. Once the
+        # mutant is in `sys.modules`, every later import of it finds it there, whoever loads
+        # the modules that import it.
+        try:
+            importlib.import_module(finder.name)
+        except BaseException as e:
+            return {"status": KILLED, "reason": "import error", "detail": _short(e)}
+    import pytest
+
+    os.chdir(ROOT)
+    failures = _Failures()
+    code = int(pytest.main(list(selection), plugins=[failures]))
+    loaded = finder is not None and finder.name in sys.modules
+    if loaded and not _served(finder):
+        return {"status": ERROR, "reason": "hook", "detail": "pytest imported the real module"}
+    status = KILLED if code != 0 else SURVIVED
+    first = failures.failed[0] if failures.failed else ""
+    detail = f"pytest exit {code}" + ("" if loaded else "; the mutated module was never imported")
+    return {"status": status, "reason": "tests", "check": first, "detail": detail}
+
+
+# The parent: forking, budgets, collecting.
+
+
+@dataclass(slots=True)
+class _Job:
+    kind: str  # "explore" or "tests"
+    mutant: Mutant | None  # None: the unmutated baseline
+    deadline: float | None  # seconds the parent allows the child, None: no limit
+    plan: _Plan = field(default_factory=lambda: _Plan(None))
+    selection: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class _Child:
+    job: _Job
+    pid: int
+    started: float
+    out: Path
+    log: Path
+    timed_out: bool = False
+
+
+_forks = itertools.count()
+
+
+def _fork(job: _Job, workdir: Path, memory_mb: int) -> _Child:
+    n = next(_forks)
+    out, log = workdir / f"{n}.json", workdir / f"{n}.log"
+    # Whatever the parent has buffered would otherwise be written twice, once by the child.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        _child(job, out, log, memory_mb)
+    # The child sets its group too; setting it here as well closes the race with a kill that
+    # comes before the child has run.
+    with contextlib.suppress(OSError):
+        os.setpgid(pid, pid)
+    return _Child(job, pid, time.monotonic(), out, log)
+
+
+def _child(job: _Job, out: Path, log: Path, memory_mb: int) -> NoReturn:
+    """The child's whole life; it leaves by `os._exit`, never through the parent's code."""
+    try:
+        # Its own process group, so that a timeout also ends whatever the tests started.
+        os.setpgid(0, 0)
+        fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        if job.kind == "explore":
+            # A mutant that grows without bound fails here rather than exhausting the machine.
+            # Not for the tests: Java and Node reserve far more address space than they use.
+            limit = memory_mb * 2**20
+            _, hard = resource.getrlimit(resource.RLIMIT_AS)
+            if hard != resource.RLIM_INFINITY:
+                limit = min(limit, hard)
+            resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+            result = _explore_child(job.mutant, job.plan)
+        else:
+            result = _tests_child(job.mutant, job.selection)
+    except BaseException as e:
+        # What the mutant can raise is caught where it runs (the import, each scope, pytest);
+        # anything that gets here is the harness's own failure, not a verdict on the mutant.
+        result = {"status": ERROR, "reason": "harness", "detail": _short(e)}
+    try:
+        partial = out.with_suffix(".part")
+        partial.write_text(json.dumps(result))
+        os.replace(partial, out)
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os._exit(0)
+
+
+def _log_tail(log: Path, lines: int = 3) -> str:
+    try:
+        return " | ".join(log.read_text(errors="replace").strip().splitlines()[-lines:])[-300:]
+    except OSError:
+        return ""
+
+
+def _reap(child: _Child) -> dict[str, Any]:
+    """Wait for a finished child, end what it left behind, and read what it reported."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(child.pid, signal.SIGKILL)  # its group: only processes this run started
+    _, status = os.waitpid(child.pid, 0)
+    seconds = time.monotonic() - child.started
+    if child.timed_out:
+        return {"status": KILLED, "reason": "timeout", "seconds": seconds}
+    try:
+        result: dict[str, Any] = json.loads(child.out.read_text())
+    except (OSError, ValueError):
+        if os.WIFSIGNALED(status):
+            how = f"killed by signal {os.WTERMSIG(status)}"
+        else:
+            how = f"exit status {os.waitstatus_to_exitcode(status)}"
+        result = {"status": KILLED, "reason": "crash", "detail": f"{how}; {_log_tail(child.log)}"}
+    result["seconds"] = seconds
+    return result
+
+
+def _finished(child: _Child) -> bool:
+    """Whether the child has exited, without reaping it: its group id stays reserved until
+    `_reap` has ended the group."""
+    info = os.waitid(os.P_PID, child.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    return info is not None
+
+
+def _pool(jobs: Sequence[_Job], width: int, workdir: Path, memory_mb: int) -> list[dict[str, Any]]:
+    """Run `jobs`, `width` children at a time; their reports in the order of `jobs`."""
+    results: list[dict[str, Any]] = [{}] * len(jobs)
+    for _ in _pool_iter(list(jobs), width, workdir, memory_mb, results):
+        pass
+    return results
+
+
+def _pool_iter(
+    queue: list[_Job],
+    width: int,
+    workdir: Path,
+    memory_mb: int,
+    results: list[dict[str, Any]],
+    more: Callable[[int, dict[str, Any]], list[_Job]] | None = None,
+) -> Iterator[int]:
+    """Yield the index of each job as it finishes (its report in `results`); `more`, given a
+    finished job's index and report, may add jobs to the end of the queue."""
+    running: dict[int, tuple[int, _Child]] = {}
+    pending = deque(range(len(queue)))
+    try:
+        while pending or running:
+            while pending and len(running) < width:
+                index = pending.popleft()
+                child = _fork(queue[index], workdir, memory_mb)
+                running[child.pid] = (index, child)
+            progressed = False
+            now = time.monotonic()
+            for pid, (index, child) in list(running.items()):
+                deadline = child.job.deadline
+                if not _finished(child):
+                    if deadline is None or now - child.started <= deadline:
+                        continue
+                    child.timed_out = True
+                results[index] = _reap(child)
+                del running[pid]
+                progressed = True
+                for job in more(index, results[index]) if more else []:
+                    queue.append(job)
+                    results.append({})
+                    pending.append(len(queue) - 1)
+                yield index
+            if not progressed:
+                time.sleep(0.05)
+    finally:
+        for _, child in running.values():
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(child.pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(child.pid, 0)
+
+
+def _outcome(report: dict[str, Any]) -> Outcome:
+    return Outcome(
+        status=str(report.get("status", ERROR)),
+        reason=str(report.get("reason", "")),
+        check=str(report.get("check", "")),
+        scope=str(report.get("scope", "")),
+        detail=str(report.get("detail", "")),
+        seconds=round(float(report.get("seconds", 0.0)), 2),
+    )
+
+
+class BaselineError(RuntimeError):
+    """The unmutated core does not pass: no mutant can be judged against it."""
+
+
+def baseline(options: Options, workdir: Path | None = None) -> Baseline:
+    """Explore the unmutated core once: which scopes, in which order, and how long each takes."""
+    job = _Job("explore", None, None, _Plan(options.scopes))
+    if workdir is None:
+        with tempfile.TemporaryDirectory(prefix="schedspec-mutscore-") as tmp:
+            (report,) = _pool([job], 1, Path(tmp), options.memory_mb)
+    else:
+        (report,) = _pool([job], 1, workdir, options.memory_mb)
+    if report.get("status") != SURVIVED:
+        raise BaselineError(f"the unmutated core does not pass the explorer: {report}")
+    scopes = sorted(report["scopes"], key=lambda s: (s["states"], s["name"]))
+    return Baseline(scopes, round(float(report["seconds"]), 2))
+
+
+def _plan(base: Baseline, options: Options) -> tuple[_Plan, float]:
+    budget = {
+        s["name"]: options.timeout_factor * s["seconds"] + options.timeout_slack
+        for s in base.scopes
+    }
+    states_max = {s["name"]: options.states_factor * s["states"] + 1_000 for s in base.scopes}
+    plan = _Plan(tuple(s["name"] for s in base.scopes), budget, states_max)
+    # The parent's backstop: every scope's budget, and time to fork, import and compile.
+    return plan, sum(budget.values()) + 30.0
+
+
+Progress = Callable[[MutantResult, int, int], None]  # a finished mutant, done, total
+
+
+def run(
+    mutants: Sequence[Mutant],
+    options: Options = Options(),
+    *,
+    equivalents: Sequence[Equivalent] = (),
+    progress: Progress | None = None,
+    base: Baseline | None = None,
+    files: Sequence[str] | None = None,
+) -> Report:
+    """Run every mutant through the explorer, and the explorer's survivors through the tests.
+    `files` are the files the report has a row for (by default, those of the mutants)."""
+    started = time.monotonic()
+    listed = {e.id: e for e in equivalents}
+    files = tuple(dict.fromkeys(files or [m.file for m in mutants]))
+    for file in dict.fromkeys(m.file for m in mutants):
+        file_mutants(file)  # enumerated before forking, so that no child enumerates again
+    with tempfile.TemporaryDirectory(prefix="schedspec-mutscore-") as tmp:
+        workdir = Path(tmp)
+        if base is None:
+            base = baseline(options, workdir)
+        plan, deadline = _plan(base, options)
+        queue = [_Job("explore", m, deadline, plan) for m in mutants]
+        results: list[dict[str, Any]] = [{} for _ in queue]
+        by_mutant: dict[str, MutantResult] = {}
+        waiting_for_tests: list[Mutant] = []
+        tests_baseline_queued = False  # queued with the explorer's first survivor
+        done = 0
+
+        def tests_job(mutant: Mutant | None) -> _Job:
+            assert options.tests is not None
+            limit = None
+            if base is not None and base.tests_seconds is not None:
+                limit = options.timeout_factor * base.tests_seconds + options.timeout_slack
+            return _Job("tests", mutant, limit, selection=options.tests)
+
+        def finish(result: MutantResult) -> None:
+            nonlocal done
+            done += 1
+            by_mutant[result.mutant.id] = result
+            if progress is not None:
+                progress(result, done, len(mutants))
+
+        def more(index: int, report: dict[str, Any]) -> list[_Job]:
+            nonlocal tests_baseline_queued
+            assert base is not None
+            job = queue[index]
+            if job.kind == "tests" and job.mutant is None:
+                # The unmutated selection: its time sets the budget, its failure voids the column.
+                if report.get("status") == SURVIVED:
+                    base.tests_seconds = round(float(report["seconds"]), 2)
+                    jobs = [tests_job(m) for m in waiting_for_tests]
+                else:
+                    base.tests_problem = (
+                        f"the unmutated selection fails ({_outcome(report).describe()}):"
+                        " the tests column is not measured"
+                    )
+                    jobs = []
+                    for m in waiting_for_tests:
+                        finish(by_mutant.pop(m.id))
+                waiting_for_tests.clear()
+                return jobs
+            assert job.mutant is not None
+            mutant = job.mutant
+            if job.kind == "tests":
+                result = by_mutant.pop(mutant.id)
+                result.tests = _outcome(report)
+                finish(result)
+                return []
+            result = MutantResult(mutant, _outcome(report), equivalent=listed.get(mutant.id))
+            if result.explorer.status != SURVIVED or result.equivalent is not None:
+                finish(result)
+                return []
+            if options.tests is None or base.tests_problem:
+                finish(result)
+                return []
+            by_mutant[mutant.id] = result  # finished once the tests have run
+            if base.tests_seconds is not None:
+                return [tests_job(mutant)]
+            waiting_for_tests.append(mutant)
+            if not tests_baseline_queued:
+                tests_baseline_queued = True
+                return [tests_job(None)]
+            return []
+
+        for _ in _pool_iter(queue, options.jobs, workdir, options.memory_mb, results, more):
+            pass
+    ordered = [by_mutant[m.id] for m in mutants]
+    report = Report(files, base, ordered, options, round(time.monotonic() - started, 2))
+    for r in ordered:
+        if r.equivalent is not None and r.explorer.status == KILLED:
+            report.problems.append(
+                f"{r.mutant.id} is listed as equivalent but the explorer kills it: "
+                f"{r.explorer.describe()}"
+            )
+        for column in (r.explorer, r.tests):
+            if column is not None and column.status == ERROR:
+                report.problems.append(f"{r.mutant.id}: harness error: {column.detail}")
+    if base.tests_problem:
+        report.problems.append(base.tests_problem)
+    return report
+
+
+def check_equivalents(
+    path: Path = EQUIVALENTS, options: Options = Options(tests=None)
+) -> list[str]:
+    """Every listed equivalent must still mean the examined mutant and survive the explorer;
+    the problems, or an empty list."""
+    entries = load_equivalents(path)
+    problems = stale_equivalents(entries)
+    if problems:
+        return problems
+    by_id = {m.id: m for e in entries for m in file_mutants(e.id.split(":")[0]).mutants}
+    mutants = [by_id[e.id] for e in entries]
+    if not mutants:
+        return []
+    report = run(mutants, Options(options.scopes, options.jobs, None), equivalents=entries)
+    return report.problems
+
+
+# The report.
+
+
+def _pct(rate: float | None) -> str:
+    return "-" if rate is None else f"{100 * rate:.0f}%"
+
+
+def _mean(values: Sequence[float]) -> str:
+    return f"{sum(values) / len(values):.1f} s" if values else "-"
+
+
+def to_json(report: Report) -> dict[str, Any]:
+    summary: dict[str, dict[str, Any]] = {}
+    for file in (*report.files, None):
+        counts = report.counts(file)
+        summary[file or "all"] = {**counts, "explorer_kill_rate": kill_rate(counts)}
+
+    def outcome(o: Outcome | None) -> dict[str, Any] | None:
+        if o is None:
+            return None
+        return {
+            "status": o.status,
+            "reason": o.reason,
+            "check": o.check,
+            "scope": o.scope,
+            "detail": o.detail,
+            "seconds": o.seconds,
+        }
+
+    return {
+        "format": "schedspec-mutscore/1",
+        "files": list(report.files),
+        "selection": report.selection,
+        "scopes": report.baseline.scopes,
+        "tests_selection": list(report.options.tests) if report.options.tests else None,
+        "baseline_seconds": report.baseline.seconds,
+        "tests_baseline_seconds": report.baseline.tests_seconds,
+        "seconds": report.seconds,
+        "summary": summary,
+        "problems": report.problems,
+        "mutants": [
+            {
+                "id": r.mutant.id,
+                "file": r.mutant.file,
+                "function": r.mutant.function,
+                "line": r.mutant.line,
+                "description": r.mutant.description,
+                "context": r.mutant.context,
+                "column": r.column,
+                "explorer": outcome(r.explorer),
+                "tests": outcome(r.tests),
+                "equivalent": r.equivalent.reason if r.equivalent else None,
+            }
+            for r in report.results
+        ],
+    }
+
+
+def to_markdown(report: Report) -> str:
+    header = "| file | killed by the explorer | by tests only | equivalent | survived | total |"
+    lines = [header + " explorer kill rate |", "|---|---:|---:|---:|---:|---:|---:|"]
+    for file in (*report.files, None):
+        c = report.counts(file)
+        name = file or "all"
+        lines.append(
+            f"| {name} | {c['explorer']} | {c['tests']} | {c['equivalent']} | {c['survived']}"
+            f" | {c['total']} | {_pct(kill_rate(c))} |"
+        )
+    lines.append("")
+    lines += _timing(report)
+    survivors = [r for r in report.results if r.column == "survived"]
+    if survivors:
+        lines += ["", "Survivors:", ""]
+        lines += [
+            f"- `{r.mutant.id}` (line {r.mutant.line}): `{r.mutant.description}`" for r in survivors
+        ]
+    by_tests = [r for r in report.results if r.column == "tests"]
+    if by_tests:
+        lines += ["", "Killed by the tests only:", ""]
+        lines += [
+            f"- `{r.mutant.id}` (line {r.mutant.line}): `{r.mutant.description}`"
+            f" by {r.tests.check if r.tests else ''}"
+            for r in by_tests
+        ]
+    if report.problems:
+        lines += ["", "Problems:", ""] + [f"- {p}" for p in report.problems]
+    return "\n".join(lines) + "\n"
+
+
+def _timing(report: Report) -> list[str]:
+    killed = [r.explorer.seconds for r in report.results if r.column == "explorer"]
+    survivors = [
+        r.explorer.seconds + (r.tests.seconds if r.tests else 0.0)
+        for r in report.results
+        if r.explorer.status == SURVIVED
+    ]
+    tests = report.baseline.tests_seconds
+    return [
+        f"{len(report.results)} mutants in {report.seconds:.0f} s with {report.options.jobs}"
+        f" jobs; unmutated explorer run {report.baseline.seconds:.1f} s"
+        + (f", unmutated tests {tests:.1f} s" if tests is not None else "")
+        + f"; per mutant killed by the explorer {_mean(killed)}, per explorer survivor"
+        f" {_mean(survivors)} (explorer and tests)."
+    ]
+
+
+def print_report(report: Report, out: Any = None) -> None:
+    out = out or sys.stdout
+    head = ("file", "explorer", "tests only", "equivalent", "survived", "total", "kill rate")
+    rows = []
+    for file in (*report.files, None):
+        c = report.counts(file)
+        rows.append(
+            (
+                file or "all",
+                c["explorer"],
+                c["tests"],
+                c["equivalent"],
+                c["survived"],
+                c["total"],
+                _pct(kill_rate(c)),
+            )
+        )
+    widths = [max(len(str(x)) for x in column) for column in zip(head, *rows, strict=True)]
+    for row in (head, *rows):
+        cells = [
+            str(x).ljust(w) if i == 0 else str(x).rjust(w)
+            for i, (x, w) in enumerate(zip(row, widths, strict=True))
+        ]
+        print("  ".join(cells), file=out)
+    print("\n".join(_timing(report)), file=out)
+    if report.options.tests is None:
+        print("(tests column not run)", file=out)
+    for title, column in (("Killed by the tests only", "tests"), ("Survived", "survived")):
+        chosen = [r for r in report.results if r.column == column]
+        if chosen:
+            print(f"\n{title}:", file=out)
+        for r in chosen:
+            print(f"  {r.mutant.id} (line {r.mutant.line}): {r.mutant.description}", file=out)
+            print(f"      in: {r.mutant.context}", file=out)
+            if r.tests is not None and column == "tests":
+                print(f"      by: {r.tests.check or r.tests.detail}", file=out)
+    for problem in report.problems:
+        print(f"problem: {problem}", file=out)
+
+
+# The command line.
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m schedspec.explore.mutscore", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("--files", default=",".join(TARGETS), help="target files, by stem")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--sample", type=int, default=None, help="run a fixed sample of N")
+    which.add_argument("--ids", nargs="+", default=None, help="run exactly these mutants")
+    parser.add_argument("--seed", type=int, default=0, help="the sample's seed")
+    parser.add_argument("--jobs", type=int, default=2, help="children at a time")
+    parser.add_argument(
+        "--tests-selection",
+        default=shlex.join(DEFAULT_TESTS),
+        help="pytest arguments for the tests column (one shell-quoted string)",
+    )
+    parser.add_argument("--no-tests", action="store_true", help="the explorer column only")
+    parser.add_argument(
+        "--scopes",
+        default=None,
+        help="comma-separated scopes (default: the default scopes of models/)",
+    )
+    parser.add_argument("--timeout-factor", type=float, default=3.0)
+    parser.add_argument("--timeout-slack", type=float, default=5.0)
+    parser.add_argument("--equivalents", type=Path, default=EQUIVALENTS)
+    parser.add_argument("--list", action="store_true", help="list the mutants and exit")
+    parser.add_argument("--json", type=Path, default=None, help="write the report as JSON")
+    parser.add_argument("--markdown", type=Path, default=None, help="and as Markdown")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    files = tuple(f.strip() for f in args.files.split(",") if f.strip())
+    unknown = sorted(set(files) - set(TARGETS))
+    if unknown:
+        print(f"unknown files {unknown}; known: {', '.join(TARGETS)}", file=sys.stderr)
+        return 2
+    if args.ids is not None:
+        # Only the files the ids name are enumerated (and reported).
+        files = tuple(dict.fromkeys(i.partition(":")[0] for i in args.ids))
+        wrong = sorted(set(files) - set(TARGETS))
+        by_id = {m.id: m for m in all_mutants([f for f in files if f in TARGETS])}
+        missing = [i for i in args.ids if i not in by_id]
+        if missing or wrong:
+            print(f"no such mutants: {', '.join(missing)} (see --list)", file=sys.stderr)
+            return 2
+        mutants = [by_id[i] for i in dict.fromkeys(args.ids)]
+        selection = "ids " + " ".join(m.id for m in mutants)
+    else:
+        mutants = all_mutants(files)
+        selection = f"all of {','.join(files)}"
+    if args.list:
+        for m in mutants:
+            print(f"{m.id}\tline {m.line}\t{m.description}")
+        return 0
+    if args.sample is not None and args.ids is None:
+        mutants = sample(mutants, args.sample, args.seed)
+        selection = f"sample {args.sample} of {','.join(files)} with seed {args.seed}"
+    equivalents = load_equivalents(args.equivalents)
+    # Every entry is checked, not only those of the selection: a stale entry is found by any
+    # run, however small (the enumeration of the files it names is all it costs).
+    problems = stale_equivalents(equivalents)
+    scopes = None
+    if args.scopes:
+        scopes = tuple(s.strip() for s in args.scopes.split(",") if s.strip())
+    tests = None if args.no_tests else tuple(shlex.split(args.tests_selection))
+    options = Options(
+        scopes=scopes,
+        jobs=max(1, args.jobs),
+        tests=tests,
+        timeout_factor=args.timeout_factor,
+        timeout_slack=args.timeout_slack,
+    )
+    killed = 0
+    live = sys.stderr.isatty()
+
+    def progress(result: MutantResult, done: int, total: int) -> None:
+        nonlocal killed
+        killed += result.column in ("explorer", "tests")
+        line = (
+            f"[{done}/{total}] killed {killed}  {result.mutant.id}: {result.column}"
+            f" ({(result.tests or result.explorer).describe()[:90]})"
+        )
+        print(("\r\x1b[2K" if live else "") + line, file=sys.stderr, end="" if live else "\n")
+
+    print(
+        f"{len(mutants)} mutants ({selection}); exploring the unmutated core first", file=sys.stderr
+    )
+    try:
+        base = baseline(options)
+    except BaselineError as problem:
+        print(problem, file=sys.stderr)
+        return 2
+    scopes_line = ", ".join(f"{s['name']} {s['seconds']:.1f} s" for s in base.scopes)
+    print(f"unmutated: {base.seconds:.0f} s ({scopes_line})", file=sys.stderr)
+    report = run(
+        mutants, options, equivalents=equivalents, progress=progress, base=base, files=files
+    )
+    if live:
+        print(file=sys.stderr)
+    report.selection = selection
+    report.problems[:0] = problems
+    print_report(report)
+    if args.json is not None:
+        args.json.write_text(json.dumps(to_json(report), indent=1) + "\n")
+    if args.markdown is not None:
+        args.markdown.write_text(to_markdown(report))
+    return 0 if report.ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,283 @@
+"""The mutation-score harness (`schedspec.explore.mutscore`).
+
+What is shown: mutmut's enumeration of the core is deterministic, and one mutant changes one
+node; a forked child sees the mutant although this process has imported the real core, in the
+explorer and in pytest alike; the verdicts name the check, or the crash; the listed equivalent
+mutants still mean what was examined and still survive; and the command line writes a report
+whose counts add up. The explorations run on two tiny scopes written to a temporary directory,
+a few dozen states each, so that the whole module stays fast; only the check of the
+equivalents on every default scope is slow.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import json
+import random
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from schedspec.explore import mutscore
+from schedspec.explore.mutscore import KILLED, SURVIVED, Options
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Two independent tasks, one slot: a claim must take one, the smaller sequence number first.
+# Then b on a, one slot: a completion must release the dependent, and only then.
+TINY_SCOPES = {
+    "tiny-two": """
+description = "Two independent tasks, one slot"
+limit = 1
+moves = []
+[tasks]
+a = { deps = [[]] }
+b = { deps = [[]] }
+""",
+    "tiny-pair": """
+description = "b on a, one slot"
+limit = 1
+moves = []
+[tasks]
+a = { deps = [[]] }
+b = { deps = [["a"]] }
+""",
+}
+
+# Mutants picked by hand (`--list` shows them all). If the code they are in changes, their
+# descriptions, asserted below, say so before anything else does.
+CLAIM_IGNORES_RUNNING = "step:_claim:25"  # wanted = tx.base.limit + tx.running
+TYPE_OK_CRASHES = "invariants:TypeOK:1"  # problems = None: the invariant itself raises
+STEP_RAISES = "step:step:4"  # _Tx(event.event_id): every event raises TypeError
+COMPLETE_RAISES = "step:_complete:51"  # version = None: an accepted completion raises
+
+
+def by_id(mutant_id: str) -> mutscore.Mutant:
+    file = mutant_id.partition(":")[0]
+    (found,) = [m for m in mutscore.file_mutants(file).mutants if m.id == mutant_id]
+    return found
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, ...]:
+    directory = tmp_path_factory.mktemp("scopes")
+    for name, text in TINY_SCOPES.items():
+        (directory / f"{name}.toml").write_text(text)
+    return tuple(str(directory / f"{name}.toml") for name in TINY_SCOPES)
+
+
+@pytest.fixture(scope="module")
+def tiny_options(tiny: tuple[str, ...]) -> Options:
+    return Options(scopes=tiny, tests=None)
+
+
+@pytest.fixture(scope="module")
+def tiny_baseline(tiny_options: Options) -> mutscore.Baseline:
+    return mutscore.baseline(tiny_options)
+
+
+@pytest.mark.parametrize("file", mutscore.TARGETS)
+def test_enumeration_is_deterministic_and_non_empty(file: str) -> None:
+    first = mutscore.file_mutants(file).mutants
+    again = mutscore.FileMutants(file).mutants
+    assert first and first == again
+    ids = [m.id for m in first]
+    assert len(set(ids)) == len(ids)
+    ordinals: dict[str, int] = {}
+    for m in first:
+        # The ordinals of a function count 1, 2, 3, ... in mutmut's order.
+        ordinals[m.function] = ordinals.get(m.function, 0) + 1
+        assert m.id == f"{file}:{m.function}:{m.ordinal}" and m.ordinal == ordinals[m.function]
+        assert m.original != m.mutated and "\n" not in m.description
+
+
+@pytest.mark.parametrize("file", mutscore.TARGETS)
+def test_a_mutant_replaces_exactly_one_node(file: str) -> None:
+    mutants = mutscore.file_mutants(file)
+    original = mutants.source.splitlines()
+    for m in random.Random(7).sample(mutants.mutants, 4):
+        source = mutants.mutated_source(m.id)
+        assert source != mutants.source
+        ast.parse(source)  # the mutant is a valid program
+        mutated = source.splitlines()
+        changes = difflib.SequenceMatcher(a=original, b=mutated, autojunk=False).get_opcodes()
+        changed = [c for c in changes if c[0] != "equal"]
+        assert changed, m.id
+        # Every changed line is one of the lines the node spans, and those lines of the
+        # mutated source hold the node's mutated code, as the description says.
+        first, last = changed[0], changed[-1]
+        assert m.line - 1 <= first[1] and last[2] <= m.end_line, (m.id, changed)
+        end = m.end_line + len(mutated) - len(original)
+        region = " ".join(" ".join(mutated[m.line - 1 : end]).split())
+        assert m.mutated.strip(".") in region, (m.id, region)
+
+
+def test_the_picked_mutants_are_the_ones_examined() -> None:
+    assert by_id(CLAIM_IGNORES_RUNNING).description == (
+        "tx.base.limit - tx.running -> tx.base.limit + tx.running"
+    )
+    assert by_id(TYPE_OK_CRASHES).description == "problems = [] -> problems = None"
+    assert by_id(STEP_RAISES).description == ("_Tx(state, event.event_id) -> _Tx(event.event_id)")
+    assert by_id(COMPLETE_RAISES).description == "version = tx.versions[i] -> version = None"
+
+
+def test_a_sample_is_fixed_by_its_seed() -> None:
+    mutants = mutscore.all_mutants(("graph", "state"))
+    picked = mutscore.sample(mutants, 6, 3)
+    expected = set(random.Random(3).sample(sorted(m.id for m in mutants), 6))
+    assert {m.id for m in picked} == expected and len(picked) == 6
+    assert mutscore.sample(mutants, 6, 3) == picked
+
+
+def test_the_explorer_kills_a_claim_that_ignores_the_running_count_and_names_the_check(
+    tiny_options: Options, tiny_baseline: mutscore.Baseline
+) -> None:
+    report = mutscore.run([by_id(CLAIM_IGNORES_RUNNING)], tiny_options, base=tiny_baseline)
+    (result,) = report.results
+    assert result.column == "explorer"
+    assert (result.explorer.status, result.explorer.reason) == (KILLED, "violation")
+    # Both name the rule broken (CLAIM-3, CLAIM-5); which fires first is the explorer's order.
+    assert result.explorer.check in {"RunningWithinLimit", "ClaimTakesSmallestSeqs"}
+    assert result.explorer.scope == "tiny-two"
+
+
+def test_a_mutant_that_makes_a_check_raise_is_killed_as_a_crash(
+    tiny_options: Options, tiny_baseline: mutscore.Baseline
+) -> None:
+    report = mutscore.run([by_id(TYPE_OK_CRASHES)], tiny_options, base=tiny_baseline)
+    (result,) = report.results
+    assert (result.explorer.status, result.explorer.reason) == (KILLED, "crash")
+    assert result.explorer.detail.startswith("TypeError") and not result.explorer.check
+
+
+def test_the_child_sees_the_mutant_although_this_process_imported_the_real_core(
+    tiny_options: Options, tiny_baseline: mutscore.Baseline
+) -> None:
+    # This process has the real core (the package's __init__ imports it); a child must forget
+    # it, or the explorer's `from ..core import step` would find the real `step` and the
+    # mutant, which makes every event raise, would survive.
+    assert "schedspec.core.step" in sys.modules
+    report = mutscore.run([by_id(STEP_RAISES)], tiny_options, base=tiny_baseline)
+    (result,) = report.results
+    assert (result.explorer.reason, result.explorer.check) == ("violation", "EFFECT-1")
+    # And nothing of the mutant leaked back into this process.
+    from schedspec.core import initial_state, step
+    from schedspec.core.events import Start
+
+    step(initial_state(1), Start(1))
+
+
+def test_the_parent_loads_no_explorer_code() -> None:
+    # The parent only enumerates and forks: importing the harness and listing mutants loads
+    # nothing of the explorer. (It cannot avoid the core: `schedspec/__init__.py` imports
+    # `schedspec.core` and the shell, hence all four target modules; the children forget them.)
+    code = (
+        "import sys\n"
+        "from schedspec.explore import mutscore\n"
+        "mutscore.all_mutants(('graph',))\n"
+        "print(sorted(n for n in sys.modules if n.startswith('schedspec.explore.')))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    ).stdout
+    assert out.strip() == "['schedspec.explore.mutscore']"
+
+
+def test_the_equivalents_still_mean_the_mutants_examined() -> None:
+    entries = mutscore.load_equivalents()
+    assert entries and mutscore.stale_equivalents(entries) == []
+    assert all(e.reason for e in entries)
+
+
+def test_the_equivalents_survive_the_tiny_scopes(tiny: tuple[str, ...]) -> None:
+    assert mutscore.check_equivalents(options=Options(scopes=tiny, tests=None)) == []
+
+
+@pytest.mark.slow
+def test_the_equivalents_survive_every_default_scope() -> None:
+    assert mutscore.check_equivalents(options=Options(jobs=2, tests=None)) == []
+
+
+def test_a_stale_equivalent_is_reported(tmp_path: Path) -> None:
+    path = tmp_path / "equivalent.toml"
+    path.write_text(
+        '[[equivalent]]\nid = "step:_claim:25"\ndescription = "a -> b"\nreason = "none"\n'
+        '[[equivalent]]\nid = "step:nowhere:1"\ndescription = "a -> b"\nreason = "none"\n'
+    )
+    problems = mutscore.stale_equivalents(mutscore.load_equivalents(path))
+    assert len(problems) == 2
+    assert "now means" in problems[0] and "no such mutant" in problems[1]
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "schedspec.explore.mutscore", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+
+
+def test_the_tests_column_runs_pytest_on_the_mutant(tmp_path: Path) -> None:
+    # The mutant breaks every accepted completion. Nothing is ever claimed in capacity-zero,
+    # and cycle never starts, so no completion is accepted there and the mutant survives the
+    # explorer; test_done.py completes claimed tasks, under pytest in the child, and fails.
+    out = tmp_path / "report.json"
+    selection = "tests/test_done.py -x -q -p no:cacheprovider"
+    done = run_cli(
+        "--ids", COMPLETE_RAISES, "--scopes", "capacity-zero,cycle",
+        "--tests-selection", selection, "--jobs", "1", "--json", str(out),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(out.read_text())
+    (mutant,) = report["mutants"]
+    assert mutant["column"] == "tests"
+    assert mutant["explorer"]["status"] == SURVIVED
+    assert mutant["tests"]["status"] == KILLED and mutant["tests"]["check"].startswith(
+        "tests/test_done.py::"
+    )
+    assert report["tests_baseline_seconds"] is not None
+
+
+def test_a_fixed_sample_through_the_command_line(tiny: tuple[str, ...], tmp_path: Path) -> None:
+    out, markdown = tmp_path / "report.json", tmp_path / "report.md"
+    done = run_cli(
+        "--files", "step,graph", "--sample", "6", "--seed", "1", "--scopes", ",".join(tiny),
+        "--no-tests", "--json", str(out), "--markdown", str(markdown),
+    )  # fmt: skip
+    report = json.loads(out.read_text())
+    assert report["format"] == "schedspec-mutscore/1"
+    assert report["files"] == ["step", "graph"]
+    # The scopes are explored smallest first.
+    states = [s["states"] for s in report["scopes"]]
+    assert sorted(s["name"] for s in report["scopes"]) == sorted(tiny)
+    assert states == sorted(states)
+    mutants = report["mutants"]
+    expected = mutscore.sample(mutscore.all_mutants(("step", "graph")), 6, 1)
+    assert [m["id"] for m in mutants] == [m.id for m in expected]
+    for m in mutants:
+        assert set(m) >= {"id", "description", "column", "explorer", "tests", "line"}
+        assert m["column"] in mutscore.COLUMNS
+        assert m["tests"] is None  # --no-tests
+    total = report["summary"]["all"]
+    assert total["total"] == 6 == sum(total[c] for c in mutscore.COLUMNS)
+    for file in ("step", "graph"):
+        counts = report["summary"][file]
+        assert counts["total"] == sum(m["file"] == file for m in mutants)
+        assert counts["explorer"] == sum(
+            m["file"] == file and m["column"] == "explorer" for m in mutants
+        )
+    survived = [m for m in mutants if m["column"] == "survived"]
+    assert done.returncode == (1 if survived else 0), done.stderr
+    for m in survived:
+        assert m["id"] in done.stdout
+    assert re.search(r"^\| all \| \d+ \| 0 \| \d+ \| \d+ \| 6 \|", markdown.read_text(), re.M)
+
+
+def test_unknown_ids_are_refused() -> None:
+    done = run_cli("--ids", "step:nowhere:1", "--no-tests")
+    assert done.returncode == 2 and "no such mutants: step:nowhere:1" in done.stderr
