@@ -153,6 +153,19 @@ def test_start_3_t0_is_the_member_with_the_smallest_current_sequence_number() ->
     assert caught.value.cycles == [["b", "c", "a", "b"]]
 
 
+def test_start_3_components_are_listed_by_their_t0_s_sequence_not_by_first_mention() -> None:
+    """START-3: components come in the order of their t0's sequence number. Here `a` is
+    mentioned (as z's dependency) before `c` is submitted, but submitted after it, so an order
+    by first mention would put the cycle through `a` first. Found by mutation testing
+    (`step:_cycles:31`, which sorted the components by task index): no default scope of the
+    explorer has two cyclic components."""
+    error = _cycle_error(
+        [("z", ("a",)), ("c", ("d",)), ("d", ("c",)), ("a", ("b",)), ("b", ("a",))]
+    )
+    assert error.cycles == [["c", "d", "c"], ["a", "b", "a"]]
+    assert error.unexecutable == ["z"]
+
+
 def test_start_2_unexecutable_lists_descendants_of_cycles_in_submission_order() -> None:
     # A cycle in the middle: upstream `r` is fine, downstream `s`, `t`, `u` are unexecutable.
     error = _cycle_error(
@@ -208,3 +221,17 @@ def test_start_1_independent_branches_run_side_by_side() -> None:
     assert claimed(sched) == [("a2", 1)]
     run_states = states(sched)
     assert run_states == {"a1": "succeeded", "b1": "succeeded", "a2": "running", "b2": "running"}
+
+
+def test_start_2_on_cycles_names_the_members_of_every_cycle_self_loops_included() -> None:
+    """START-2: `graph.on_cycles`, the statement `held_by_cycles`' CrossHair contract is checked
+    against, finds exactly the tasks on a cycle: a self-loop, a ring, not what hangs off them.
+    Found by mutation testing (`graph:on_cycles:10`): CrossHair runs in a subprocess the
+    mutants do not reach, and nothing else called it."""
+    from schedspec.core.graph import on_cycles
+
+    # 0 -> 0 (self-loop); 1 -> 2 -> 1 (ring); 3 -> 1 (depends on the ring); 4 alone.
+    deps: list[tuple[int, ...]] = [(0,), (2,), (1,), (1,), ()]
+    assert on_cycles(range(5), deps) == {0, 1, 2}
+    assert on_cycles([3, 4], deps) == {1, 2}
+    assert on_cycles([4], deps) == set()
