@@ -27,6 +27,9 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+# START-3's breadth-first shortest cycle, over task ids: the naive statement's, which shares no
+# code with the core either.
+from ..naive import shortest_cycle
 from .protocol import NO_SCHEDULER, PROTOCOL, JsonObject, JsonValue, Malformed, read_request
 
 PENDING, READY, RUNNING = "pending", "ready", "running"
@@ -532,22 +535,3 @@ class PlainScheduler:
                 v.state, v.detail = CANCELLED, "shutdown"
                 cancelled.append({"task": t, "generation": v.generation})
         return cancelled
-
-
-def shortest_cycle(start: str, deps_of: Callable[[str], tuple[str, ...]]) -> list[str] | None:
-    """A shortest path `[start, ..., start]` along dependencies, breadth-first in submitted
-    order (START-3, SUB-9), or None when `start` is on no cycle."""
-    parent: dict[str, str] = {}
-    queue = deque([start])
-    while queue:
-        v = queue.popleft()
-        for w in deps_of(v):
-            if w == start:
-                path = [v]
-                while path[-1] != start:
-                    path.append(parent[path[-1]])
-                return [*reversed(path), start]
-            if w not in parent:
-                parent[w] = v
-                queue.append(w)
-    return None

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import re
 import time
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -118,25 +119,26 @@ def verify(argv: list[str]) -> int:
         except tlc.TlcUnavailableError as problem:
             console.print(f"[red]{problem}[/] (or run with --no-tlc)")
             return 2
-    checks = len(STATE_INVARIANTS) + len(TRANSITION_PROPERTIES) + len(GRAPH_PROPERTIES)
+    # The state invariants, the transition properties, the graph properties, AgreesWithNaive.
+    checks = len(STATE_INVARIANTS) + len(TRANSITION_PROPERTIES) + len(GRAPH_PROPERTIES) + 1
     rows, failed = [], False
     started = time.monotonic()
-    # TLC runs beside the explorer, one scope after another on one worker: the JVM takes one
-    # core while the explorer takes the other, and each comparison waits for its own run.
-    pool = ThreadPoolExecutor(max_workers=1)
+    # The scopes are explored two at a time, in processes of their own, and TLC runs beside
+    # them, one scope after another on one worker: the machine's two cores stay busy, and each
+    # comparison waits only for its own two runs.
+    tlc_pool = ThreadPoolExecutor(max_workers=1)
     runs = {
-        scope.name: pool.submit(agree.timed_tlc_graph, scope, 1) for scope in selected if use_tlc
+        scope.name: tlc_pool.submit(agree.timed_tlc_graph, scope, 1)
+        for scope in selected
+        if use_tlc
     }
+    explorers = ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("fork"))
+    explorations = {scope.name: explorers.submit(_explore, scope, use_tlc) for scope in selected}
     reached: set[str] = set()
     for scope in selected:
-        with _live(console, f"explore {scope.name}") as report:
-            explored = search.explore(scope, keep_keys=use_tlc, keep_edges=use_tlc, progress=report)
+        with console.status(f"explore {scope.name} (two scopes at a time)"):
+            explored, reduced = explorations[scope.name].result()
         reached |= explored.situations
-        reduced = None
-        if scope.symmetry and explored.passed:
-            with _live(console, f"explore {scope.name} (reduced)") as report:
-                # The differential and the probes ran on the full graph just above.
-                reduced = search.explore(scope, reduce=True, progress=report, differential=False)
         agreement = None
         if use_tlc and explored.passed:
             with console.status(f"TLC {scope.name}"):
@@ -154,7 +156,8 @@ def verify(argv: list[str]) -> int:
             console.print(f"[bold red]{scope.name}: the explorer and TLC disagree[/]")
             for line in agreement.difference:
                 console.print(f"  {line}", markup=False, highlight=False)
-    pool.shutdown(cancel_futures=True)
+    tlc_pool.shutdown(cancel_futures=True)
+    explorers.shutdown(cancel_futures=True)
     seconds = time.monotonic() - started
     _print_table(console, rows, use_tlc)
     console.print(f"{len(rows)} scopes in {seconds:.1f} s")
@@ -171,6 +174,17 @@ def verify(argv: list[str]) -> int:
     if args.markdown is not None:
         args.markdown.write_text(_markdown(rows, use_tlc, seconds))
     return 1 if failed else 0
+
+
+def _explore(scope: Scope, keep: bool) -> tuple[search.Result, search.Result | None]:
+    """One scope for `verify`, in a worker process: the full exploration with every check
+    (keeping keys and edges for the comparison with TLC), then, for a scope with symmetries,
+    the reduced one (the differential and the probes ran on the full graph already)."""
+    explored = search.explore(scope, keep_keys=keep, keep_edges=keep)
+    reduced = None
+    if scope.symmetry and explored.passed:
+        reduced = search.explore(scope, reduce=True, differential=False)
+    return explored, reduced
 
 
 def _row(
