@@ -79,8 +79,7 @@ def test_programs_make_meaningful_callbacks_not_only_refused_ones() -> None:
     duplicate and stale outcomes are common, not lucky."""
     result = fuzz(ReferenceImplementation, name="reference", examples=60)
     e = result.exercised
-    # The run is derandomised (tests/conftest.py): these counts are the same on every run.
-    assert e["DONE-1"] >= 25 and e["DONE-2"] >= 10 and e["DONE-4"] >= 10, e
+    assert e["DONE-1"] >= 30 and e["DONE-2"] >= 10 and e["DONE-4"] >= 10, e
     assert e["DONE-5"] >= 3 and e["CANCEL-3"] >= 10 and e["SUB-8"] >= 3, e
 
 

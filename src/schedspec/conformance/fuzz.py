@@ -393,8 +393,11 @@ def fuzz(
         verdicts[program] = True
         return True
 
+    # Every setting that decides the search is given here, so the seed alone decides it,
+    # whatever profile the caller's process has loaded (a test suite's derandomised one, say).
     search = settings(
         max_examples=examples,
+        derandomize=False,
         database=None,
         deadline=None,
         phases=(Phase.generate, Phase.shrink),
