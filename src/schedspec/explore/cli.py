@@ -125,15 +125,16 @@ def verify(argv: list[str]) -> int:
     started = time.monotonic()
     # The scopes are explored two at a time, in processes of their own, and TLC runs beside
     # them, one scope after another on one worker: the machine's two cores stay busy, and each
-    # comparison waits only for its own two runs.
+    # comparison waits only for its own two runs. The workers are spawned, not forked: a fork
+    # while the TLC thread runs a subprocess can leave a child waiting forever on a lock.
+    explorers = ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("spawn"))
+    explorations = {scope.name: explorers.submit(_explore, scope, use_tlc) for scope in selected}
     tlc_pool = ThreadPoolExecutor(max_workers=1)
     runs = {
         scope.name: tlc_pool.submit(agree.timed_tlc_graph, scope, 1)
         for scope in selected
         if use_tlc
     }
-    explorers = ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("fork"))
-    explorations = {scope.name: explorers.submit(_explore, scope, use_tlc) for scope in selected}
     reached: set[str] = set()
     for scope in selected:
         with console.status(f"explore {scope.name} (two scopes at a time)"):
