@@ -29,13 +29,16 @@ oracle; `relaxed` accepts any allowed choice of claims and follows it.
 
 from __future__ import annotations
 
+import importlib
 import json
 import time
 import traceback
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from random import Random
+from typing import Any
 
 from hypothesis import HealthCheck, Phase, Verbosity, find, settings
 from hypothesis.errors import NoSuchExample
@@ -346,6 +349,35 @@ class _Session:
             self.impl = None
 
 
+@contextmanager
+def _seed_alone_decides() -> Iterator[None]:
+    """Hypothesis mixes literals it harvests from the local modules in `sys.modules` into what
+    it generates, so the same seed gave other examples depending on what the process had
+    imported (a test suite, the command line) and on whether schedspec was installed from a
+    wheel or editable (site-packages is not local). For the oracle's fuzzing the seed must
+    decide alone: the harvest is emptied for the duration of the search. It reaches into
+    Hypothesis's internals, so a Hypothesis without them is left as it is."""
+    try:
+        providers: Any = importlib.import_module("hypothesis.internal.conjecture.providers")
+        original = providers._get_local_constants
+        empty = type(providers.GLOBAL_CONSTANTS)(
+            integers=type(providers.GLOBAL_CONSTANTS.integers)(),
+            floats=type(providers.GLOBAL_CONSTANTS.floats)(key=providers.float_to_int),
+            bytes=type(providers.GLOBAL_CONSTANTS.bytes)(),
+            strings=type(providers.GLOBAL_CONSTANTS.strings)(),
+        )
+    except (ImportError, AttributeError, TypeError):
+        yield
+        return
+    providers.CONSTANTS_CACHE.cache.clear()
+    providers._get_local_constants = lambda: empty
+    try:
+        yield
+    finally:
+        providers._get_local_constants = original
+        providers.CONSTANTS_CACHE.cache.clear()
+
+
 def fuzz(
     factory: Factory,
     *,
@@ -406,7 +438,8 @@ def fuzz(
     )
     try:
         try:
-            minimal = find(programs(steps), diverges, settings=search, random=Random(seed))
+            with _seed_alone_decides():
+                minimal = find(programs(steps), diverges, settings=search, random=Random(seed))
         except NoSuchExample:
             return result
         rerun = session.run(program_requests(minimal), mode, minimal.ids)

@@ -269,6 +269,11 @@ def explore(argv: list[str]) -> int:
     parser.add_argument(
         "--situations", action="store_true", help="list every situation reached (* required)"
     )
+    parser.add_argument(
+        "--no-differential",
+        action="store_true",
+        help="leave out the naive differential and the probes (for the reach of a long scope)",
+    )
     args = parser.parse_args(argv)
     console = make_console()
     try:
@@ -278,7 +283,11 @@ def explore(argv: list[str]) -> int:
         return 2
     with _live(console, f"explore {scope.name}") as report:
         result = search.explore(
-            scope, reduce=args.reduce, states_max=args.states_max, progress=report
+            scope,
+            reduce=args.reduce,
+            states_max=args.states_max,
+            progress=report,
+            differential=not args.no_differential,
         )
     rate = result.states / max(result.seconds, 1e-9)
     console.print(
