@@ -125,14 +125,18 @@ def probes(scope: Scope, node: Node) -> tuple[Move, ...]:
     The list depends only on each task's generation and on the claim history, so it is built
     once per such pair and shared by every node that has it."""
     generations = tuple(node.core.generation_of(t) or 0 for t in scope.tasks)  # type: ignore[arg-type]
-    cache = _PROBES.setdefault(scope.name, {})
+    # Keyed by the scope object, not its name: two scope files may share a name.
+    entry = _PROBES.get(id(scope))
+    if entry is None or entry[0] is not scope:
+        entry = _PROBES[id(scope)] = (scope, {})
+    cache = entry[1]
     found = cache.get((generations, node.claims))
     if found is None:
         found = cache[generations, node.claims] = tuple(_probes(scope, node))
     return found
 
 
-_PROBES: dict[str, dict[tuple[object, ...], tuple[Move, ...]]] = {}
+_PROBES: dict[int, tuple[Scope, dict[tuple[object, ...], tuple[Move, ...]]]] = {}
 
 
 def _probes(scope: Scope, node: Node) -> list[Move]:
