@@ -12,6 +12,7 @@ equivalents on every default scope is slow.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import difflib
 import json
 import random
@@ -54,6 +55,7 @@ CLAIM_IGNORES_RUNNING = "step:_claim:25"  # wanted = tx.base.limit + tx.running
 TYPE_OK_CRASHES = "invariants:TypeOK:1"  # problems = None: the invariant itself raises
 STEP_RAISES = "step:step:4"  # _Tx(event.event_id): every event raises TypeError
 COMPLETE_RAISES = "step:_complete:51"  # version = None: an accepted completion raises
+STRENGTHENED_CHECK = "invariants:BlockWalkExact:21"  # a check that fails on a correct core
 
 
 def by_id(mutant_id: str) -> mutscore.Mutant:
@@ -281,3 +283,47 @@ def test_a_fixed_sample_through_the_command_line(tiny: tuple[str, ...], tmp_path
 def test_unknown_ids_are_refused() -> None:
     done = run_cli("--ids", "step:nowhere:1", "--no-tests")
     assert done.returncode == 2 and "no such mutants: step:nowhere:1" in done.stderr
+
+
+def test_a_replay_of_the_checks_gives_the_explorers_verdict_on_mutants_of_invariants(
+    tiny_options: Options, tiny_baseline: mutscore.Baseline
+) -> None:
+    # The replay is the explorer's verdict by construction (schedspec.explore.replay says why);
+    # here both are run on the same mutants: killed ones (a strengthened check, a raising one)
+    # and survivors (weakened checks), and must agree on the status, the reason and the check.
+    sampled = mutscore.sample(mutscore.all_mutants(("invariants",)), 14, 2)
+    picked = [by_id(TYPE_OK_CRASHES), by_id(STRENGTHENED_CHECK), *sampled]
+    replayed = mutscore.run(picked, tiny_options, base=tiny_baseline)
+    explored = mutscore.run(
+        picked, dataclasses.replace(tiny_options, replay=False), base=tiny_baseline
+    )
+    verdicts = [
+        [(r.explorer.status, r.explorer.reason or "", r.explorer.check, r.explorer.scope)
+         for r in report.results]
+        for report in (replayed, explored)
+    ]  # fmt: skip
+    # A mutant whose lines no scope runs is not explored at all either way.
+    assert verdicts[0] == verdicts[1]
+    statuses = {v[0] for v in verdicts[0]}
+    assert statuses == {KILLED, SURVIVED}, verdicts[0]
+
+
+def test_callers_of_a_helper_are_found_through_the_call_graph() -> None:
+    from schedspec.explore import replay
+
+    source = (ROOT / "src" / "schedspec" / "core" / "invariants.py").read_text()
+    reach = replay.callers(source, "_root_cause_of")
+    assert {"_root_cause_of", "BlockedByPickedCause"} <= reach
+    assert "TypeOK" not in reach and "validate_state" not in reach
+    assert replay.callers(source, "TypeOK") == {"TypeOK"}
+
+
+def test_a_mutant_is_explored_only_on_the_scopes_that_run_its_lines(
+    tiny_baseline: mutscore.Baseline,
+) -> None:
+    # Each scope of the baseline carries the lines of the core it ran; a line of the claim runs
+    # in both tiny scopes, a line that only a refused start reaches (a cycle) in neither.
+    claim = by_id(CLAIM_IGNORES_RUNNING)
+    assert mutscore.reached(tiny_baseline, claim) == tuple(s["name"] for s in tiny_baseline.scopes)
+    cycle = next(m for m in mutscore.file_mutants("step").mutants if m.function == "_cycle_in")
+    assert mutscore.reached(tiny_baseline, cycle) == ()

@@ -28,8 +28,21 @@ modules, before a line of this module runs. That is why the child forgets the mo
 of the parent avoiding them; the effect is that of a fresh interpreter, without its start-up
 cost and without enumerating the mutants again.
 
+What is skipped, and why it changes no verdict. The unmutated run (`baseline`) explores each
+scope in its own child under line coverage, and runs the tests selection once under coverage
+with one context per test. A mutant changes one node; a scope whose exploration never runs a
+line of that node explores exactly as unmutated, so the mutant is explored only on the scopes
+that run one of its lines (`reached`), and a mutant that no scope reaches survives the
+explorer as "unreached" at no cost: out of reach of the default scopes, for the tests to kill.
+Likewise its tests are only those that run one of its lines (all of them where a line runs at
+import or collection). A mutant of `invariants` changes no state and no move, only the checks'
+answers, so its explorer column is computed by replaying the checks of the unmutated
+exploration (`schedspec.explore.replay`; `--no-replay` explores instead, and a test compares
+the two). These make a survivor cost seconds instead of a whole exploration.
+
 What kills a mutant in the explorer column: the child explores each default scope (the set of
-`schedspec verify`, or `--scopes`), smallest first by the unmutated run's state count, and
+`schedspec verify`, or `--scopes`) that runs its lines, smallest first by the unmutated
+run's state count, and
 stops at the first scope with a violation (the report names the check, `RunningWithinLimit`
 or `AgreesWithNaive` say, and the scope) or whose state space outgrows four times the
 unmutated one ("incomplete"). As in mutmut, a child that cannot import the mutant ("import
@@ -42,7 +55,8 @@ without end fails instead of exhausting the machine. A mutant that passes every 
 the explorer.
 
 The tests column, for the explorer's survivors only: the child installs the same hook, imports
-the mutated module at once, and runs `pytest.main` on a selection (by default the fast tier,
+the mutated module at once, and runs `pytest.main` on the tests of a selection that run the
+mutant's lines (the selection by default the fast tier,
 `-m "not slow" -x -q -p no:cacheprovider`); a non-zero exit kills the mutant. The import must
 come first: pytest puts its own import hook, which rewrites assertions, in front of any other,
 and that hook claims every `schedspec` module (the project's pytest11 entry point marks the
@@ -64,6 +78,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import importlib
 import importlib.abc
 import importlib.machinery
@@ -307,7 +322,7 @@ class Outcome:
 
     def describe(self) -> str:
         if self.status == SURVIVED:
-            return "survived"
+            return f"survived ({self.reason})" if self.reason == _UNREACHED else "survived"
         where = f" in {self.scope}" if self.scope else ""
         what = self.check or self.detail
         return f"{self.status} ({self.reason}{where}){': ' + what if what else ''}"
@@ -342,6 +357,7 @@ class Options:
     timeout_slack: float = 5.0
     states_factor: int = 4  # a scope whose states outgrow this many times the unmutated count
     memory_mb: int = 4096  # address space of an explorer child
+    replay: bool = True  # mutants of `invariants` by replay of the check calls, not exploration
 
 
 @dataclass(slots=True)
@@ -352,6 +368,9 @@ class Baseline:
     seconds: float
     tests_seconds: float | None = None
     tests_problem: str = ""  # why the tests column could not be measured
+    tests_order: list[str] = field(default_factory=list)  # the selection's tests, as run
+    # {file stem: {line: [index in tests_order, or -1 outside any test]}}
+    tests_reach: dict[str, dict[str, list[int]]] | None = None
 
 
 @dataclass(slots=True)
@@ -484,14 +503,42 @@ class _Plan:
     scopes: tuple[str, ...] | None  # None: discover the default scopes (the baseline run)
     budget: dict[str, float] = field(default_factory=dict)
     states_max: dict[str, int] = field(default_factory=dict)
+    coverage: bool = False  # measure which lines of the core each scope runs (the baseline)
 
 
 def _short(e: BaseException) -> str:
     return f"{type(e).__name__}: {e}"[:300]
 
 
+def _coverage() -> Any:
+    """A line coverage of the four target files, begun before they are imported, so that the
+    lines run at import count too (a mutant's node never is one of them: mutmut mutates inside
+    functions only)."""
+    import coverage
+
+    measured = coverage.Coverage(
+        data_file=None, include=[str(CORE_DIR / f"{file}.py") for file in TARGETS]
+    )
+    measured.start()
+    return measured
+
+
+def _lines_by_context(measured: Any) -> dict[str, dict[str, list[int]]]:
+    """{context: {file stem: sorted lines}} of a stopped coverage; the context "" holds the
+    lines run outside any named context (imports, collection)."""
+    data = measured.get_data()
+    found: dict[str, dict[str, set[int]]] = {}
+    for path in data.measured_files():
+        stem = Path(path).stem
+        for line, contexts in data.contexts_by_lineno(path).items():
+            for context in contexts:
+                found.setdefault(context, {}).setdefault(stem, set()).add(line)
+    return {c: {f: sorted(lines) for f, lines in files.items()} for c, files in found.items()}
+
+
 def _explore_child(mutant: Mutant | None, plan: _Plan) -> dict[str, Any]:
     finder = _install(mutant)
+    measured = _coverage() if plan.coverage else None
     try:
         search = importlib.import_module("schedspec.explore.search")
         scope_module = importlib.import_module("schedspec.explore.scope")
@@ -506,6 +553,8 @@ def _explore_child(mutant: Mutant | None, plan: _Plan) -> dict[str, Any]:
     for name in names:
         started = time.monotonic()
         scope = scope_module.find(name)
+        if measured is not None:
+            measured.switch_context(name)
         try:
             with _alarm(plan.budget.get(name)):
                 result = search.explore(scope, states_max=plan.states_max.get(name))
@@ -527,7 +576,67 @@ def _explore_child(mutant: Mutant | None, plan: _Plan) -> dict[str, Any]:
             detail = f"more than {plan.states_max.get(name)} states"
             return {"status": KILLED, "reason": "incomplete", "scope": scope.name, "detail": detail}
         explored.append({"name": name, "states": result.states, "seconds": seconds})
+    if measured is not None:
+        measured.stop()
+        lines = _lines_by_context(measured)
+        imported = lines.get("", {})
+        for entry in explored:
+            ran = lines.get(entry["name"], {})
+            entry["lines"] = {f: sorted({*ran.get(f, ()), *imported.get(f, ())}) for f in TARGETS}
     return {"status": SURVIVED, "scopes": explored}
+
+
+# The check calls of one scope's unmutated exploration, kept by a "record" child for the
+# "replay" children it forks (`schedspec.explore.replay` says why a replay is the explorer).
+_RECORDED: list[Any] = []
+
+
+def _record_child(job: _Job) -> dict[str, Any]:
+    """Explore one scope with the real core, keeping every check call, then replay them on
+    each mutant of `invariants`, `job.width` children at a time."""
+    _install(None)
+    replay = importlib.import_module("schedspec.explore.replay")
+    scope_module = importlib.import_module("schedspec.explore.scope")
+    assert job.plan.scopes is not None and len(job.plan.scopes) == 1
+    (name,) = job.plan.scopes
+    calls, result = replay.record(scope_module.find(name))
+    if result.violation is not None:
+        return {"status": ERROR, "reason": "harness", "detail": "the unmutated core fails"}
+    _RECORDED[:] = [result.scope, *calls]  # the scope's name, as the explorer reports it
+    # The children only read the records; frozen, the collector never walks (and so never
+    # copies) the pages that hold them.
+    gc.freeze()
+    deadline = job.plan.budget.get(name, 0.0) + 30.0
+    jobs = [_Job("replay", m, deadline, job.plan, memory_mb=job.memory_mb) for m in job.mutants]
+    with tempfile.TemporaryDirectory(prefix="schedspec-replay-") as tmp:
+        reports = _pool(jobs, job.width, Path(tmp), job.memory_mb)
+    return {
+        "status": "recorded",
+        "calls": len(calls),
+        "results": {m.id: r for m, r in zip(job.mutants, reports, strict=True)},
+    }
+
+
+def _replay_child(job: _Job) -> dict[str, Any]:
+    """The explorer's verdict on one mutant of `invariants` in the recorded scope."""
+    assert job.mutant is not None and job.plan.scopes is not None
+    (name,) = job.plan.scopes
+    replay = sys.modules["schedspec.explore.replay"]
+    source = file_mutants(job.mutant.file).mutated_source(job.mutant.id)
+    try:
+        module = replay.load(source, str(CORE_DIR / f"{job.mutant.file}.py"))
+    except BaseException as e:
+        return {"status": KILLED, "reason": "import error", "detail": _short(e)}
+    state_check, transition_check = replay.checks_for(module, source, job.mutant.function)
+    scope, calls = _RECORDED[0], itertools.islice(_RECORDED, 1, None)
+    try:
+        with _alarm(job.plan.budget.get(name)):
+            verdict = replay.replay(calls, state_check, transition_check)
+    except _Timeout:
+        return {"status": KILLED, "reason": "timeout", "scope": scope}
+    if verdict is None:
+        return {"status": SURVIVED, "scopes": [{"name": name}]}
+    return {"status": KILLED, "scope": scope, **verdict}
 
 
 class _Failures:
@@ -545,8 +654,24 @@ class _Failures:
             self.failed.append(str(report.nodeid) or "<collection>")
 
 
-def _tests_child(mutant: Mutant | None, selection: tuple[str, ...]) -> dict[str, Any]:
+class _Contexts:
+    """A pytest plugin that names the coverage context after each test about to run, so that
+    the unmutated run tells which tests run which lines of the core."""
+
+    def __init__(self, measured: Any) -> None:
+        self.measured = measured
+        self.order: list[str] = []
+
+    def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
+        self.order.append(nodeid)
+        self.measured.switch_context(nodeid)
+
+
+def _tests_child(
+    mutant: Mutant | None, selection: tuple[str, ...], coverage: bool = False
+) -> dict[str, Any]:
     finder = _install(mutant)
+    measured = _coverage() if coverage else None
     if finder is not None:
         # Imported now, before pytest starts: pytest puts its assertion-rewriting hook in
         # front of every hook already on `sys.meta_path`, and that hook claims every
@@ -562,7 +687,23 @@ def _tests_child(mutant: Mutant | None, selection: tuple[str, ...]) -> dict[str,
 
     os.chdir(ROOT)
     failures = _Failures()
-    code = int(pytest.main(list(selection), plugins=[failures]))
+    plugins: list[object] = [failures]
+    if measured is not None:
+        contexts = _Contexts(measured)
+        plugins.append(contexts)
+    code = int(pytest.main(list(selection), plugins=plugins))
+    if measured is not None:
+        measured.stop()
+        number = {nodeid: n for n, nodeid in enumerate(contexts.order)}
+        number[""] = -1  # run outside any test: at import or collection
+        reach: dict[str, dict[str, list[int]]] = {}
+        for context, files in _lines_by_context(measured).items():
+            for file, lines in files.items():
+                for line in lines:
+                    tests = reach.setdefault(file, {}).setdefault(str(line), [])
+                    tests.append(number.get(context, -1))
+        status = KILLED if code != 0 else SURVIVED
+        return {"status": status, "reason": "tests", "order": contexts.order, "reach": reach}
     loaded = finder is not None and finder.name in sys.modules
     if loaded and not _served(finder):
         return {"status": ERROR, "reason": "hook", "detail": "pytest imported the real module"}
@@ -577,11 +718,15 @@ def _tests_child(mutant: Mutant | None, selection: tuple[str, ...]) -> dict[str,
 
 @dataclass(slots=True)
 class _Job:
-    kind: str  # "explore" or "tests"
+    kind: str  # "explore", "tests", "record" (a scope, then "replay" of each of `mutants`)
     mutant: Mutant | None  # None: the unmutated baseline
     deadline: float | None  # seconds the parent allows the child, None: no limit
     plan: _Plan = field(default_factory=lambda: _Plan(None))
     selection: tuple[str, ...] = ()
+    coverage: bool = False  # tests: which test runs which line (the unmutated selection)
+    mutants: tuple[Mutant, ...] = ()  # record: the mutants of `invariants` to replay
+    width: int = 1  # record: replays at a time
+    memory_mb: int = 4096
 
 
 @dataclass(slots=True)
@@ -630,8 +775,12 @@ def _child(job: _Job, out: Path, log: Path, memory_mb: int) -> NoReturn:
                 limit = min(limit, hard)
             resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
             result = _explore_child(job.mutant, job.plan)
+        elif job.kind == "record":
+            result = _record_child(job)
+        elif job.kind == "replay":
+            result = _replay_child(job)
         else:
-            result = _tests_child(job.mutant, job.selection)
+            result = _tests_child(job.mutant, job.selection, job.coverage)
     except BaseException as e:
         # What the mutant can raise is caught where it runs (the import, each scope, pytest);
         # anything that gets here is the harness's own failure, not a verdict on the mutant.
@@ -748,28 +897,111 @@ class BaselineError(RuntimeError):
 
 
 def baseline(options: Options, workdir: Path | None = None) -> Baseline:
-    """Explore the unmutated core once: which scopes, in which order, and how long each takes."""
-    job = _Job("explore", None, None, _Plan(options.scopes))
-    if workdir is None:
-        with tempfile.TemporaryDirectory(prefix="schedspec-mutscore-") as tmp:
-            (report,) = _pool([job], 1, Path(tmp), options.memory_mb)
-    else:
-        (report,) = _pool([job], 1, workdir, options.memory_mb)
-    if report.get("status") != SURVIVED:
-        raise BaselineError(f"the unmutated core does not pass the explorer: {report}")
-    scopes = sorted(report["scopes"], key=lambda s: (s["states"], s["name"]))
-    return Baseline(scopes, round(float(report["seconds"]), 2))
+    """Explore the unmutated core once, each scope in its own child under line coverage: which
+    scopes, in which order, how long each takes (under coverage, some three times the plain
+    time: the budgets are generous), and which lines of the core each runs."""
+    names = options.scopes
+    if names is None:
+        from . import scope as scope_module  # in the parent only to list the default scopes
+
+        names = tuple(s.name for s in scope_module.scopes() if s.default)
+    jobs = [_Job("explore", None, None, _Plan((name,), coverage=True)) for name in names]
+    with contextlib.ExitStack() as stack:
+        if workdir is None:
+            tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="schedspec-mutscore-"))
+            workdir = Path(tmp)
+        reports = _pool(jobs, options.jobs, workdir, options.memory_mb)
+    for report in reports:
+        if report.get("status") != SURVIVED:
+            raise BaselineError(f"the unmutated core does not pass the explorer: {report}")
+    explored = [entry for report in reports for entry in report["scopes"]]
+    scopes = sorted(explored, key=lambda s: (s["states"], s["name"]))
+    return Baseline(scopes, round(sum(float(s["seconds"]) for s in scopes), 2))
 
 
-def _plan(base: Baseline, options: Options) -> tuple[_Plan, float]:
-    budget = {
-        s["name"]: options.timeout_factor * s["seconds"] + options.timeout_slack
+def reached(base: Baseline, mutant: Mutant) -> tuple[str, ...]:
+    """The scopes whose unmutated exploration runs a line of `mutant`'s node, in the baseline's
+    order. On the others the mutant cannot change anything: its node is never evaluated."""
+    lines = set(range(mutant.line, mutant.end_line + 1))
+    return tuple(
+        s["name"]
         for s in base.scopes
+        if "lines" not in s or lines.intersection(s["lines"].get(mutant.file, ()))
+    )
+
+
+def _plan(
+    base: Baseline, options: Options, names: Sequence[str] | None = None
+) -> tuple[_Plan, float]:
+    """The plan of an explorer child over `names` (by default every scope), in the baseline's
+    order, and the parent's backstop for it."""
+    chosen = [s for s in base.scopes if names is None or s["name"] in names]
+    budget = {
+        s["name"]: options.timeout_factor * s["seconds"] + options.timeout_slack for s in chosen
     }
-    states_max = {s["name"]: options.states_factor * s["states"] + 1_000 for s in base.scopes}
-    plan = _Plan(tuple(s["name"] for s in base.scopes), budget, states_max)
+    states_max = {s["name"]: options.states_factor * s["states"] + 1_000 for s in chosen}
+    plan = _Plan(tuple(s["name"] for s in chosen), budget, states_max)
     # The parent's backstop: every scope's budget, and time to fork, import and compile.
     return plan, sum(budget.values()) + 30.0
+
+
+_UNREACHED = "unreached"  # the reason of a survivor whose lines no scope (or test) runs
+
+
+def _replayed(
+    mutants: Sequence[Mutant], base: Baseline, options: Options, workdir: Path
+) -> dict[str, dict[str, Any]]:
+    """The explorer column of mutants of `invariants`, by replay (`schedspec.explore.replay`):
+    scope by scope, smallest first, each mutant until a scope kills it."""
+    reports: dict[str, dict[str, Any]] = {}
+    seconds = dict.fromkeys((m.id for m in mutants), 0.0)
+    for entry in base.scopes:
+        name = entry["name"]
+        here = tuple(m for m in mutants if m.id not in reports and name in reached(base, m))
+        if not here:
+            continue
+        plan, _ = _plan(base, options, (name,))
+        job = _Job(
+            "record", None, None, plan, mutants=here, width=options.jobs,
+            memory_mb=options.memory_mb,
+        )  # fmt: skip
+        (recorded,) = _pool([job], 1, workdir, options.memory_mb)
+        for m in here:
+            result = recorded.get("results", {}).get(m.id, recorded)
+            seconds[m.id] += float(result.get("seconds", 0.0))
+            if result.get("status") != SURVIVED:
+                reports[m.id] = result
+    for m in mutants:
+        if m.id not in reports:
+            reason = "" if reached(base, m) else _UNREACHED
+            reports[m.id] = {"status": SURVIVED, "reason": reason}
+        reports[m.id]["seconds"] = seconds[m.id]
+    return reports
+
+
+def _selection_flags(selection: Sequence[str]) -> list[str]:
+    """The options of a pytest selection without its paths, which a list of tests replaces."""
+    valued = {"-m", "-k", "-p", "-c", "-o", "-W", "--deselect", "--ignore", "--rootdir"}
+    flags: list[str] = []
+    taking = False
+    for arg in selection:
+        if taking or arg.startswith("-"):
+            flags.append(arg)
+            taking = not taking and arg in valued
+    return flags
+
+
+def _tests_for(base: Baseline, mutant: Mutant) -> list[str] | None:
+    """The tests of the selection that run a line of `mutant`'s node, in their order; None
+    where a line runs outside any test (at import or collection): then the whole selection."""
+    assert base.tests_reach is not None
+    by_line = base.tests_reach.get(mutant.file, {})
+    numbers: set[int] = set()
+    for line in range(mutant.line, mutant.end_line + 1):
+        numbers.update(by_line.get(str(line), ()))
+    if -1 in numbers:
+        return None
+    return [base.tests_order[n] for n in sorted(numbers)]
 
 
 Progress = Callable[[MutantResult, int, int], None]  # a finished mutant, done, total
@@ -785,7 +1017,11 @@ def run(
     files: Sequence[str] | None = None,
 ) -> Report:
     """Run every mutant through the explorer, and the explorer's survivors through the tests.
-    `files` are the files the report has a row for (by default, those of the mutants)."""
+    `files` are the files the report has a row for (by default, those of the mutants).
+
+    A mutant is explored only on the scopes that run one of its lines (`reached`); one of
+    `invariants` is judged by replaying the explorer's check calls (`_replayed`); a survivor
+    is tested only by the tests that run one of its lines (`_tests_for`)."""
     started = time.monotonic()
     listed = {e.id: e for e in equivalents}
     files = tuple(dict.fromkeys(files or [m.file for m in mutants]))
@@ -795,16 +1031,28 @@ def run(
         workdir = Path(tmp)
         if base is None:
             base = baseline(options, workdir)
-        plan, deadline = _plan(base, options)
-        queue = [_Job("explore", m, deadline, plan) for m in mutants]
+        replaying = [m for m in mutants if options.replay and m.file == "invariants"]
+        replayed = _replayed(replaying, base, options, workdir)
+        queue: list[_Job] = []
+        decided: list[tuple[Mutant, dict[str, Any]]] = []
+        for m in mutants:
+            scopes = reached(base, m)
+            if m.id in replayed:
+                decided.append((m, replayed[m.id]))
+            elif not scopes:
+                decided.append((m, {"status": SURVIVED, "reason": _UNREACHED}))
+            else:
+                plan, deadline = _plan(base, options, scopes)
+                queue.append(_Job("explore", m, deadline, plan))
         results: list[dict[str, Any]] = [{} for _ in queue]
         by_mutant: dict[str, MutantResult] = {}
         waiting_for_tests: list[Mutant] = []
-        tests_baseline_queued = False  # queued with the explorer's first survivor
         done = 0
 
         def tests_job(mutant: Mutant | None) -> _Job:
             assert options.tests is not None
+            if mutant is None:  # the unmutated selection, under coverage
+                return _Job("tests", None, None, selection=options.tests, coverage=True)
             limit = None
             if base is not None and base.tests_seconds is not None:
                 limit = options.timeout_factor * base.tests_seconds + options.timeout_slack
@@ -817,15 +1065,50 @@ def run(
             if progress is not None:
                 progress(result, done, len(mutants))
 
+        def test(mutant: Mutant) -> list[_Job]:
+            """The tests job of an explorer survivor, or none if no test runs its lines."""
+            assert base is not None and options.tests is not None
+            tests = _tests_for(base, mutant)
+            if tests == []:
+                result = by_mutant.pop(mutant.id)
+                detail = "no test of the selection runs its lines"
+                result.tests = Outcome(SURVIVED, _UNREACHED, detail=detail)
+                finish(result)
+                return []
+            job = tests_job(mutant)
+            if tests is not None:
+                job.selection = (*_selection_flags(options.tests), *tests)
+            return [job]
+
+        def explored(mutant: Mutant, report: dict[str, Any]) -> list[_Job]:
+            """What follows the explorer column of `mutant`: nothing, or its tests."""
+            assert base is not None
+            result = MutantResult(mutant, _outcome(report), equivalent=listed.get(mutant.id))
+            if result.explorer.status != SURVIVED or result.equivalent is not None:
+                finish(result)
+                return []
+            if options.tests is None or base.tests_problem:
+                finish(result)
+                return []
+            by_mutant[mutant.id] = result  # finished once the tests have run
+            if base.tests_reach is not None:
+                return test(mutant)
+            waiting_for_tests.append(mutant)
+            if len(waiting_for_tests) == 1:
+                return [tests_job(None)]
+            return []
+
         def more(index: int, report: dict[str, Any]) -> list[_Job]:
-            nonlocal tests_baseline_queued
             assert base is not None
             job = queue[index]
             if job.kind == "tests" and job.mutant is None:
-                # The unmutated selection: its time sets the budget, its failure voids the column.
+                # The unmutated selection: its time sets the budget, its failure voids the column,
+                # and which test runs which line decides what each survivor runs.
                 if report.get("status") == SURVIVED:
                     base.tests_seconds = round(float(report["seconds"]), 2)
-                    jobs = [tests_job(m) for m in waiting_for_tests]
+                    base.tests_order = list(report["order"])
+                    base.tests_reach = report["reach"]
+                    jobs = [j for m in waiting_for_tests for j in test(m)]
                 else:
                     base.tests_problem = (
                         f"the unmutated selection fails ({_outcome(report).describe()}):"
@@ -837,28 +1120,17 @@ def run(
                 waiting_for_tests.clear()
                 return jobs
             assert job.mutant is not None
-            mutant = job.mutant
             if job.kind == "tests":
-                result = by_mutant.pop(mutant.id)
+                result = by_mutant.pop(job.mutant.id)
                 result.tests = _outcome(report)
                 finish(result)
                 return []
-            result = MutantResult(mutant, _outcome(report), equivalent=listed.get(mutant.id))
-            if result.explorer.status != SURVIVED or result.equivalent is not None:
-                finish(result)
-                return []
-            if options.tests is None or base.tests_problem:
-                finish(result)
-                return []
-            by_mutant[mutant.id] = result  # finished once the tests have run
-            if base.tests_seconds is not None:
-                return [tests_job(mutant)]
-            waiting_for_tests.append(mutant)
-            if not tests_baseline_queued:
-                tests_baseline_queued = True
-                return [tests_job(None)]
-            return []
+            return explored(job.mutant, report)
 
+        for m, verdict in decided:
+            for job in explored(m, verdict):
+                queue.append(job)
+                results.append({})
         for _ in _pool_iter(queue, options.jobs, workdir, options.memory_mb, results, more):
             pass
     ordered = [by_mutant[m.id] for m in mutants]
@@ -1060,6 +1332,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--no-tests", action="store_true", help="the explorer column only")
     parser.add_argument(
+        "--no-replay",
+        action="store_true",
+        help="explore mutants of invariants too, instead of replaying the explorer's checks",
+    )
+    parser.add_argument(
         "--scopes",
         default=None,
         help="comma-separated scopes (default: the default scopes of models/)",
@@ -1115,6 +1392,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         tests=tests,
         timeout_factor=args.timeout_factor,
         timeout_slack=args.timeout_slack,
+        replay=not args.no_replay,
     )
     killed = 0
     live = sys.stderr.isatty()

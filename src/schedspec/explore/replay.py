@@ -1,0 +1,132 @@
+"""The explorer's checks, replayed: what the explorer would report with another `invariants`.
+
+Why this exists. A mutant of `core/invariants.py` changes no transition of the core: the
+core never imports that module, and neither do the model, the naive statement, the
+differential, the canonical key or the situations. Explored with such a mutant, a scope has
+exactly the states and moves of the unmutated exploration, in the same order, and the only
+calls that can turn out differently are the explorer's calls of `validate_state` and
+`check_transition`. So the explorer's verdict on such a mutant is the first of those calls,
+in the unmutated order, that returns a problem or raises; the rest of the exploration (the
+core's steps, the naive world beside them, the keys) is the same work every time. `record`
+runs the explorer once on a scope and keeps the arguments of every such call; `replay` sends
+them to a mutated module. A survivor then costs the checks alone, not a whole exploration.
+
+Only the checks that can reach the mutated function are called: a function of the module calls
+another by its name, so the names a function's body mentions give the call graph, and a check
+that cannot reach the mutated function returns what it returned unmutated, which was nothing.
+A mutant of `validate_state` or `check_transition` themselves replays them whole.
+
+`tests/test_mutscore.py` runs a sample of such mutants both ways, the whole explorer and this
+replay, and asserts the same verdict and the same check.
+"""
+
+from __future__ import annotations
+
+import ast
+import types
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from . import search
+from .scope import Scope
+
+MODULE = "schedspec.core.invariants"
+
+# One recorded call, in the explorer's order: `(state,)` for `validate_state`,
+# `(before, after, effects, event)` for `check_transition`.
+Call = tuple[Any, ...]
+
+
+def record(scope: Scope) -> tuple[list[Call], search.Result]:
+    """Explore `scope` with the real core and keep the arguments of every check call."""
+    calls: list[Call] = []
+    # The explorer's own names for the two checks, swapped for recording ones for this run.
+    names = vars(search)
+    real_state, real_transition = names["validate_state"], names["check_transition"]
+
+    def validate_state(s: Any) -> list[str]:
+        calls.append((s,))
+        result: list[str] = real_state(s)
+        return result
+
+    def check_transition(before: Any, after: Any, effects: Any, event: Any = None) -> list[str]:
+        calls.append((before, after, effects, event))
+        result: list[str] = real_transition(before, after, effects, event)
+        return result
+
+    names["validate_state"], names["check_transition"] = validate_state, check_transition
+    try:
+        result = search.explore(scope)
+    finally:
+        names["validate_state"], names["check_transition"] = real_state, real_transition
+    return calls, result
+
+
+def load(source: str, path: str) -> types.ModuleType:
+    """The module compiled from `source` beside the real core: its relative imports find the
+    modules already loaded, so the recorded states and effects are of its classes."""
+    module = types.ModuleType(MODULE)
+    module.__file__ = path
+    module.__package__ = MODULE.rpartition(".")[0]
+    exec(compile(source, path, "exec"), module.__dict__)
+    return module
+
+
+def callers(source: str, function: str) -> set[str]:
+    """Every module-level function whose call can reach `function`, itself included."""
+    tree = ast.parse(source)
+    mentions: dict[str, set[str]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            mentions[node.name] = {
+                n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id != node.name
+            }
+    reach = {function}
+    changed = True
+    while changed:
+        changed = False
+        for name, names in mentions.items():
+            if name not in reach and names & reach:
+                reach.add(name)
+                changed = True
+    return reach
+
+
+def checks_for(
+    module: types.ModuleType, source: str, function: str
+) -> tuple[Callable[[Any], list[str]], Callable[[Any, Any, Any, Any], list[str]]]:
+    """The state check and the transition check to replay for a mutant of `function`: the
+    module's own `validate_state` or `check_transition` where the mutant is in one of them,
+    otherwise the same comprehension over the checks that can reach it."""
+    reach = callers(source, function)
+    invariants = [f for f in module.INVARIANTS if f.__name__ in reach]
+    properties = [p for p in module.PROPERTIES if p.__name__ in reach]
+
+    def state_check(s: Any) -> list[str]:
+        return [f"{inv.__name__}: {p}" for inv in invariants for p in inv(s)]
+
+    def transition_check(before: Any, after: Any, effects: Any, event: Any) -> list[str]:
+        return [f"{p.__name__}: {v}" for p in properties for v in p(before, after, effects, event)]
+
+    return (
+        module.validate_state if "validate_state" in reach else state_check,
+        module.check_transition if "check_transition" in reach else transition_check,
+    )
+
+
+def replay(
+    calls: Iterable[Call],
+    state_check: Callable[[Any], list[str]],
+    transition_check: Callable[[Any, Any, Any, Any], list[str]],
+) -> dict[str, Any] | None:
+    """The explorer's verdict: the first problem or raise, or None if every call passes."""
+    for call in calls:
+        try:
+            problems = state_check(call[0]) if len(call) == 1 else transition_check(*call)
+        except Exception as e:  # the explorer reports a raising check as a crash
+            return {"reason": "crash", "detail": f"{type(e).__name__}: {e}"[:300]}
+        if problems:
+            name, _, message = problems[0].partition(": ")
+            kind = "invariant" if len(call) == 1 else "property"
+            return {"reason": "violation", "check": name, "detail": f"{kind}: {message}"[:300]}
+    return None
