@@ -61,14 +61,14 @@ vectors: $(STAMP)
 	$(PY) -m schedspec conform --regenerate
 
 # The mutation score of the core (models/mutation/README.md): every mutmut mutant of core/step.py,
-# graph.py, state.py and invariants.py through the explorer over the default scopes, then the
-# explorer's survivors through the core's own tests. Long: each survivor costs a whole
-# exploration. `mutation-sample` runs the fixed sample of 40 the README quotes.
+# graph.py, state.py and invariants.py through the explorer over the default scopes that run its
+# lines, then the explorer's survivors through the tests that run them. `mutation-sample` runs a
+# fixed sample of 40.
 MUTATION_TESTS := tests/test_state_clauses.py tests/test_core_clauses.py tests/test_submit.py \
 	tests/test_start.py tests/test_claim.py tests/test_done.py tests/test_block.py \
 	tests/test_cancel.py tests/test_close.py tests/test_query.py tests/test_effects.py \
-	tests/test_invariants.py tests/test_differential.py tests/test_size_boundaries.py \
-	tests/test_explore_mutants.py
+	tests/test_invariants.py tests/test_invariant_messages.py tests/test_differential.py \
+	tests/test_size_boundaries.py tests/test_explore_mutants.py
 MUTATION_ARGS := --jobs 2 --tests-selection "$(MUTATION_TESTS) -m 'not slow' -x -q -p no:cacheprovider"
 
 mutation: $(STAMP)

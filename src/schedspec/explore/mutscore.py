@@ -322,7 +322,7 @@ class Outcome:
 
     def describe(self) -> str:
         if self.status == SURVIVED:
-            return f"survived ({self.reason})" if self.reason == _UNREACHED else "survived"
+            return f"survived ({self.reason})" if self.reason in OUT_OF_REACH else "survived"
         where = f" in {self.scope}" if self.scope else ""
         what = self.check or self.detail
         return f"{self.status} ({self.reason}{where}){': ' + what if what else ''}"
@@ -387,6 +387,10 @@ class Report:
         chosen = [r for r in self.results if file is None or r.mutant.file == file]
         counts = {c: sum(r.column == c for r in chosen) for c in COLUMNS}
         counts["total"] = len(chosen)
+        # Of the mutants killed by the tests only, those whose lines no default scope runs.
+        counts["out_of_reach"] = sum(
+            r.column == "tests" and r.explorer.reason in OUT_OF_REACH for r in chosen
+        )
         return counts
 
     @property
@@ -396,9 +400,12 @@ class Report:
         )
 
 
-def kill_rate(counts: dict[str, int]) -> float | None:
-    """The explorer's kills over the non-equivalent mutants (None if there are none)."""
+def kill_rate(counts: dict[str, int], reached: bool = False) -> float | None:
+    """The explorer's kills over the non-equivalent mutants (None if there are none); with
+    `reached`, over those that some default scope reaches."""
     judged = counts["total"] - counts["equivalent"] - counts["error"]
+    if reached:
+        judged -= counts["out_of_reach"]
     return counts["explorer"] / judged if judged else None
 
 
@@ -586,23 +593,29 @@ def _explore_child(mutant: Mutant | None, plan: _Plan) -> dict[str, Any]:
     return {"status": SURVIVED, "scopes": explored}
 
 
-# The check calls of one scope's unmutated exploration, kept by a "record" child for the
-# "replay" children it forks (`schedspec.explore.replay` says why a replay is the explorer).
-_RECORDED: list[Any] = []
+# What one scope's unmutated exploration did, kept by a "record" child for the "replay"
+# children it forks (`schedspec.explore.replay` says why a replay is the explorer's verdict):
+# the scope's name as the explorer reports it, every check call, every step of the core.
+_RECORDED: dict[str, Any] = {}
+
+# The files whose mutants are replayed: `invariants` (its check calls) and `step` (the core's
+# steps, to find where the mutant first answers otherwise).
+REPLAYED = ("invariants", "step")
+INFECTED = "infected"  # a replay's report: the mutant answers a step of this scope otherwise
 
 
 def _record_child(job: _Job) -> dict[str, Any]:
-    """Explore one scope with the real core, keeping every check call, then replay them on
-    each mutant of `invariants`, `job.width` children at a time."""
+    """Explore one scope with the real core, keeping every check call and every step, then
+    replay them on each of `job.mutants`, `job.width` children at a time."""
     _install(None)
     replay = importlib.import_module("schedspec.explore.replay")
     scope_module = importlib.import_module("schedspec.explore.scope")
     assert job.plan.scopes is not None and len(job.plan.scopes) == 1
     (name,) = job.plan.scopes
-    calls, result = replay.record(scope_module.find(name))
+    calls, steps, result = replay.record(scope_module.find(name))
     if result.violation is not None:
         return {"status": ERROR, "reason": "harness", "detail": "the unmutated core fails"}
-    _RECORDED[:] = [result.scope, *calls]  # the scope's name, as the explorer reports it
+    _RECORDED.update(scope=result.scope, calls=calls, steps=steps)
     # The children only read the records; frozen, the collector never walks (and so never
     # copies) the pages that hold them.
     gc.freeze()
@@ -613,29 +626,36 @@ def _record_child(job: _Job) -> dict[str, Any]:
     return {
         "status": "recorded",
         "calls": len(calls),
+        "steps": len(steps),
         "results": {m.id: r for m, r in zip(job.mutants, reports, strict=True)},
     }
 
 
 def _replay_child(job: _Job) -> dict[str, Any]:
-    """The explorer's verdict on one mutant of `invariants` in the recorded scope."""
+    """One mutant against the recorded scope: for `invariants`, the explorer's verdict; for
+    `step`, whether it answers any recorded step otherwise (then the scope must be explored)."""
     assert job.mutant is not None and job.plan.scopes is not None
     (name,) = job.plan.scopes
     replay = sys.modules["schedspec.explore.replay"]
     source = file_mutants(job.mutant.file).mutated_source(job.mutant.id)
+    scope = _RECORDED["scope"]
     try:
-        module = replay.load(source, str(CORE_DIR / f"{job.mutant.file}.py"))
+        module = replay.load(source, str(CORE_DIR / f"{job.mutant.file}.py"), job.mutant.module)
     except BaseException as e:
         return {"status": KILLED, "reason": "import error", "detail": _short(e)}
-    state_check, transition_check = replay.checks_for(module, source, job.mutant.function)
-    scope, calls = _RECORDED[0], itertools.islice(_RECORDED, 1, None)
     try:
         with _alarm(job.plan.budget.get(name)):
-            verdict = replay.replay(calls, state_check, transition_check)
+            if job.mutant.file == "step":
+                difference = replay.first_difference(_RECORDED["steps"], module.step)
+                if difference is not None:
+                    return {"status": INFECTED, "scope": scope, "detail": difference}
+                return {"status": SURVIVED}
+            checks = replay.checks_for(module, source, job.mutant.function)
+            verdict = replay.replay(_RECORDED["calls"], *checks)
     except _Timeout:
         return {"status": KILLED, "reason": "timeout", "scope": scope}
     if verdict is None:
-        return {"status": SURVIVED, "scopes": [{"name": name}]}
+        return {"status": SURVIVED}
     return {"status": KILLED, "scope": scope, **verdict}
 
 
@@ -945,14 +965,22 @@ def _plan(
     return plan, sum(budget.values()) + 30.0
 
 
-_UNREACHED = "unreached"  # the reason of a survivor whose lines no scope (or test) runs
+# The reasons of an explorer survivor that no default scope can kill: its lines never run
+# there, or it answers every move there as the real core does (or, for a check, reports
+# nothing where the real one reports nothing). Both are out of reach of the default scopes.
+_UNREACHED = "unreached"
+_UNCHANGED = "unchanged"
+OUT_OF_REACH = (_UNREACHED, _UNCHANGED)
 
 
 def _replayed(
     mutants: Sequence[Mutant], base: Baseline, options: Options, workdir: Path
 ) -> dict[str, dict[str, Any]]:
-    """The explorer column of mutants of `invariants`, by replay (`schedspec.explore.replay`):
-    scope by scope, smallest first, each mutant until a scope kills it."""
+    """Replays (`schedspec.explore.replay`), scope by scope, smallest first: for a mutant of
+    `invariants`, its explorer column, until a scope kills it; for a mutant of `step`, the
+    first scope where it answers a step otherwise, from which on it must be explored (its
+    report then has the status `INFECTED` and that scope). A mutant that no scope tells apart
+    survives as `_UNCHANGED`, one whose lines no scope runs as `_UNREACHED`."""
     reports: dict[str, dict[str, Any]] = {}
     seconds = dict.fromkeys((m.id for m in mutants), 0.0)
     for entry in base.scopes:
@@ -970,10 +998,10 @@ def _replayed(
             result = recorded.get("results", {}).get(m.id, recorded)
             seconds[m.id] += float(result.get("seconds", 0.0))
             if result.get("status") != SURVIVED:
-                reports[m.id] = result
+                reports[m.id] = {**result, "from": name}
     for m in mutants:
         if m.id not in reports:
-            reason = "" if reached(base, m) else _UNREACHED
+            reason = _UNCHANGED if reached(base, m) else _UNREACHED
             reports[m.id] = {"status": SURVIVED, "reason": reason}
         reports[m.id]["seconds"] = seconds[m.id]
     return reports
@@ -1031,14 +1059,20 @@ def run(
         workdir = Path(tmp)
         if base is None:
             base = baseline(options, workdir)
-        replaying = [m for m in mutants if options.replay and m.file == "invariants"]
+        replaying = [m for m in mutants if options.replay and m.file in REPLAYED]
         replayed = _replayed(replaying, base, options, workdir)
         queue: list[_Job] = []
         decided: list[tuple[Mutant, dict[str, Any]]] = []
         for m in mutants:
             scopes = reached(base, m)
-            if m.id in replayed:
-                decided.append((m, replayed[m.id]))
+            verdict = replayed.get(m.id)
+            if verdict is not None and verdict["status"] == INFECTED:
+                # Explored for real from the first scope that tells it apart.
+                scopes = scopes[scopes.index(verdict["from"]) :]
+                plan, deadline = _plan(base, options, scopes)
+                queue.append(_Job("explore", m, deadline, plan))
+            elif verdict is not None:
+                decided.append((m, verdict))
             elif not scopes:
                 decided.append((m, {"status": SURVIVED, "reason": _UNREACHED}))
             else:
@@ -1181,7 +1215,11 @@ def to_json(report: Report) -> dict[str, Any]:
     summary: dict[str, dict[str, Any]] = {}
     for file in (*report.files, None):
         counts = report.counts(file)
-        summary[file or "all"] = {**counts, "explorer_kill_rate": kill_rate(counts)}
+        summary[file or "all"] = {
+            **counts,
+            "explorer_kill_rate": kill_rate(counts),
+            "explorer_kill_rate_where_reached": kill_rate(counts, reached=True),
+        }
 
     def outcome(o: Outcome | None) -> dict[str, Any] | None:
         if o is None:
@@ -1225,14 +1263,18 @@ def to_json(report: Report) -> dict[str, Any]:
 
 
 def to_markdown(report: Report) -> str:
-    header = "| file | killed by the explorer | by tests only | equivalent | survived | total |"
-    lines = [header + " explorer kill rate |", "|---|---:|---:|---:|---:|---:|---:|"]
+    header = (
+        "| file | killed by the explorer | by tests only | of which out of reach of the scopes"
+        " | equivalent | survived | total | explorer kill rate | where reached |"
+    )
+    lines = [header, "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for file in (*report.files, None):
         c = report.counts(file)
         name = file or "all"
         lines.append(
-            f"| {name} | {c['explorer']} | {c['tests']} | {c['equivalent']} | {c['survived']}"
-            f" | {c['total']} | {_pct(kill_rate(c))} |"
+            f"| {name} | {c['explorer']} | {c['tests']} | {c['out_of_reach']} | {c['equivalent']}"
+            f" | {c['survived']} | {c['total']} | {_pct(kill_rate(c))}"
+            f" | {_pct(kill_rate(c, reached=True))} |"
         )
     lines.append("")
     lines += _timing(report)
@@ -1274,7 +1316,10 @@ def _timing(report: Report) -> list[str]:
 
 def print_report(report: Report, out: Any = None) -> None:
     out = out or sys.stdout
-    head = ("file", "explorer", "tests only", "equivalent", "survived", "total", "kill rate")
+    head = (
+        "file", "explorer", "tests only", "out of reach", "equivalent", "survived", "total",
+        "kill rate", "where reached",
+    )  # fmt: skip
     rows = []
     for file in (*report.files, None):
         c = report.counts(file)
@@ -1283,10 +1328,12 @@ def print_report(report: Report, out: Any = None) -> None:
                 file or "all",
                 c["explorer"],
                 c["tests"],
+                c["out_of_reach"],
                 c["equivalent"],
                 c["survived"],
                 c["total"],
                 _pct(kill_rate(c)),
+                _pct(kill_rate(c, reached=True)),
             )
         )
     widths = [max(len(str(x)) for x in column) for column in zip(head, *rows, strict=True)]

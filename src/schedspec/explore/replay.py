@@ -16,6 +16,11 @@ another by its name, so the names a function's body mentions give the call graph
 that cannot reach the mutated function returns what it returned unmutated, which was nothing.
 A mutant of `validate_state` or `check_transition` themselves replays them whole.
 
+A mutant of `core/step.py` does change the core, but only through what `step` answers: the
+recorded steps (`first_difference`) tell whether it answers any move of the scope otherwise.
+If it answers every one alike, the exploration would be the unmutated one, step for step, and
+the scope cannot kill it; if not, the scope is explored for real from there on.
+
 `tests/test_mutscore.py` runs a sample of such mutants both ways, the whole explorer and this
 replay, and asserts the same verdict and the same check.
 """
@@ -35,11 +40,23 @@ MODULE = "schedspec.core.invariants"
 # One recorded call, in the explorer's order: `(state,)` for `validate_state`,
 # `(before, after, effects, event)` for `check_transition`.
 Call = tuple[Any, ...]
+# One recorded step of the core: `(before, event, after, effects)`.
+Step = tuple[Any, Any, Any, Any]
 
 
-def record(scope: Scope) -> tuple[list[Call], search.Result]:
-    """Explore `scope` with the real core and keep the arguments of every check call."""
+def record(scope: Scope) -> tuple[list[Call], list[Step], search.Result]:
+    """Explore `scope` with the real core and keep the arguments of every check call, and
+    every step the explorer sent to the core with its answer."""
+    from ..core import step as real_step
+
     calls: list[Call] = []
+    steps: list[Step] = []
+
+    def recording_step(before: Any, event: Any) -> tuple[Any, Any]:
+        after, effects = real_step(before, event)
+        steps.append((before, event, after, effects))
+        return after, effects
+
     # The explorer's own names for the two checks, swapped for recording ones for this run.
     names = vars(search)
     real_state, real_transition = names["validate_state"], names["check_transition"]
@@ -56,18 +73,18 @@ def record(scope: Scope) -> tuple[list[Call], search.Result]:
 
     names["validate_state"], names["check_transition"] = validate_state, check_transition
     try:
-        result = search.explore(scope)
+        result = search.explore(scope, step=recording_step)
     finally:
         names["validate_state"], names["check_transition"] = real_state, real_transition
-    return calls, result
+    return calls, steps, result
 
 
-def load(source: str, path: str) -> types.ModuleType:
-    """The module compiled from `source` beside the real core: its relative imports find the
-    modules already loaded, so the recorded states and effects are of its classes."""
-    module = types.ModuleType(MODULE)
+def load(source: str, path: str, name: str = MODULE) -> types.ModuleType:
+    """The module `name` compiled from `source` beside the real core: its relative imports
+    find the modules already loaded, so the recorded states and effects are of its classes."""
+    module = types.ModuleType(name)
     module.__file__ = path
-    module.__package__ = MODULE.rpartition(".")[0]
+    module.__package__ = name.rpartition(".")[0]
     exec(compile(source, path, "exec"), module.__dict__)
     return module
 
@@ -129,4 +146,24 @@ def replay(
             name, _, message = problems[0].partition(": ")
             kind = "invariant" if len(call) == 1 else "property"
             return {"reason": "violation", "check": name, "detail": f"{kind}: {message}"[:300]}
+    return None
+
+
+def first_difference(steps: Iterable[Step], step: Callable[[Any, Any], Any]) -> str | None:
+    """Where a mutated `step` first answers a recorded step otherwise than the real core did:
+    it raises, it changes a state the real one left alone (or the reverse), or the next
+    state or the effects differ. None if it answers every one alike: then, the core being
+    pure, an exploration with it visits the same states by the same moves and every check
+    gives the same answers, so the scope cannot kill it."""
+    for n, (before, event, after, effects) in enumerate(steps):
+        try:
+            got_after, got_effects = step(before, event)
+        except Exception as e:
+            return f"step {n}: raises {type(e).__name__}"
+        if (got_after is before) != (after is before):
+            return f"step {n}: {'changes' if after is before else 'keeps'} the state"
+        if got_after is not before and got_after != after:
+            return f"step {n}: another next state"
+        if got_effects != effects:
+            return f"step {n}: other effects"
     return None
