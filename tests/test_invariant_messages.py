@@ -24,7 +24,6 @@ from schedspec.core import (
     Start,
     State,
     Submit,
-    initial_state,
     step,
 )
 from schedspec.core import invariants as inv
@@ -37,23 +36,9 @@ from schedspec.core.state import (
     READY,
     REMAINING_ONE,
     RUNNING,
-    find,
 )
 from schedspec.core.types import Cause, Phase, TaskState
-
-
-def built(limit: int, events: list[object]) -> State:
-    s = initial_state(limit)
-    for e in events:
-        s, _ = step(s, e)  # type: ignore[arg-type]
-    assert inv.validate_state(s) == []
-    return s
-
-
-def at(s: State, task_id: str) -> int:
-    i = find(s.index, task_id)
-    assert i is not None
-    return i
+from test_invariants import at, built
 
 
 def with_cell(s: State, task_id: str, cell: int) -> State:

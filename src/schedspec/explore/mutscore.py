@@ -357,7 +357,8 @@ class Options:
     timeout_slack: float = 5.0
     states_factor: int = 4  # a scope whose states outgrow this many times the unmutated count
     memory_mb: int = 4096  # address space of an explorer child
-    replay: bool = True  # mutants of `invariants` by replay of the check calls, not exploration
+    replay: bool = True  # mutants of `invariants` and `step` replayed first (`_replayed`)
+    skip: bool = True  # explore and test a mutant only where its lines run (`reached`)
 
 
 @dataclass(slots=True)
@@ -939,15 +940,14 @@ def baseline(options: Options, workdir: Path | None = None) -> Baseline:
     return Baseline(scopes, round(sum(float(s["seconds"]) for s in scopes), 2))
 
 
-def reached(base: Baseline, mutant: Mutant) -> tuple[str, ...]:
+def reached(base: Baseline, mutant: Mutant, skip: bool = True) -> tuple[str, ...]:
     """The scopes whose unmutated exploration runs a line of `mutant`'s node, in the baseline's
-    order. On the others the mutant cannot change anything: its node is never evaluated."""
+    order. On the others the mutant cannot change anything: its node is never evaluated. Every
+    scope without `skip`, or for a node whose lines are not known."""
     lines = set(range(mutant.line, mutant.end_line + 1))
-    return tuple(
-        s["name"]
-        for s in base.scopes
-        if "lines" not in s or lines.intersection(s["lines"].get(mutant.file, ()))
-    )
+    if not skip or mutant.line < 1:
+        return tuple(s["name"] for s in base.scopes)
+    return tuple(s["name"] for s in base.scopes if lines.intersection(s["lines"][mutant.file]))
 
 
 def _plan(
@@ -985,7 +985,9 @@ def _replayed(
     seconds = dict.fromkeys((m.id for m in mutants), 0.0)
     for entry in base.scopes:
         name = entry["name"]
-        here = tuple(m for m in mutants if m.id not in reports and name in reached(base, m))
+        here = tuple(
+            m for m in mutants if m.id not in reports and name in reached(base, m, options.skip)
+        )
         if not here:
             continue
         plan, _ = _plan(base, options, (name,))
@@ -995,13 +997,17 @@ def _replayed(
         )  # fmt: skip
         (recorded,) = _pool([job], 1, workdir, options.memory_mb)
         for m in here:
-            result = recorded.get("results", {}).get(m.id, recorded)
+            result = recorded.get("results", {}).get(m.id)
+            if result is None:
+                # The record child itself failed: no verdict on any of its mutants.
+                detail = f"recording {name} failed: {_outcome(recorded).describe()}"
+                result = {"status": ERROR, "reason": "harness", "detail": detail[:300]}
             seconds[m.id] += float(result.get("seconds", 0.0))
             if result.get("status") != SURVIVED:
                 reports[m.id] = {**result, "from": name}
     for m in mutants:
         if m.id not in reports:
-            reason = _UNCHANGED if reached(base, m) else _UNREACHED
+            reason = _UNCHANGED if reached(base, m, options.skip) else _UNREACHED
             reports[m.id] = {"status": SURVIVED, "reason": reason}
         reports[m.id]["seconds"] = seconds[m.id]
     return reports
@@ -1023,6 +1029,8 @@ def _tests_for(base: Baseline, mutant: Mutant) -> list[str] | None:
     """The tests of the selection that run a line of `mutant`'s node, in their order; None
     where a line runs outside any test (at import or collection): then the whole selection."""
     assert base.tests_reach is not None
+    if mutant.line < 1:
+        return None
     by_line = base.tests_reach.get(mutant.file, {})
     numbers: set[int] = set()
     for line in range(mutant.line, mutant.end_line + 1):
@@ -1064,7 +1072,7 @@ def run(
         queue: list[_Job] = []
         decided: list[tuple[Mutant, dict[str, Any]]] = []
         for m in mutants:
-            scopes = reached(base, m)
+            scopes = reached(base, m, options.skip)
             verdict = replayed.get(m.id)
             if verdict is not None and verdict["status"] == INFECTED:
                 # Explored for real from the first scope that tells it apart.
@@ -1102,7 +1110,7 @@ def run(
         def test(mutant: Mutant) -> list[_Job]:
             """The tests job of an explorer survivor, or none if no test runs its lines."""
             assert base is not None and options.tests is not None
-            tests = _tests_for(base, mutant)
+            tests = _tests_for(base, mutant) if options.skip else None
             if tests == []:
                 result = by_mutant.pop(mutant.id)
                 detail = "no test of the selection runs its lines"
