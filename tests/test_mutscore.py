@@ -295,9 +295,9 @@ def test_the_shortcuts_give_the_explorers_verdicts_on_mutants_of_invariants_and_
     # checks, steps that answer alike, lines no scope runs), and must agree on the status and,
     # for a kill, on the reason, the check and the scope.
     sampled = [
-        *mutscore.sample(mutscore.all_mutants(("invariants",)), 14, 2),
-        *mutscore.sample(mutscore.all_mutants(("step",)), 16, 2),
-        *mutscore.sample(mutscore.all_mutants(("state", "graph")), 8, 2),
+        *mutscore.sample(mutscore.all_mutants(("invariants",)), 8, 2),
+        *mutscore.sample(mutscore.all_mutants(("step",)), 10, 2),
+        *mutscore.sample(mutscore.all_mutants(("state", "graph")), 4, 2),
     ]
     picked = [by_id(TYPE_OK_CRASHES), by_id(STRENGTHENED_CHECK), by_id(STEP_RAISES), *sampled]
     replayed = mutscore.run(picked, tiny_options, base=tiny_baseline)

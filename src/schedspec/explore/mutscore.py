@@ -37,8 +37,12 @@ explorer as "unreached" at no cost: out of reach of the default scopes, for the 
 Likewise its tests are only those that run one of its lines (all of them where a line runs at
 import or collection). A mutant of `invariants` changes no state and no move, only the checks'
 answers, so its explorer column is computed by replaying the checks of the unmutated
-exploration (`schedspec.explore.replay`; `--no-replay` explores instead, and a test compares
-the two). These make a survivor cost seconds instead of a whole exploration.
+exploration; a mutant of `step` is replayed on the unmutated exploration's steps, and
+explored for real only from the first scope where it answers a step otherwise
+(`schedspec.explore.replay`; `--no-replay` explores instead). A survivor that no default scope
+can kill is reported as `unreached` or `unchanged`: out of reach of the default scopes. A test
+compares every shortcut with exploring every mutant on every scope. These make most survivors
+cost seconds instead of a whole exploration.
 
 What kills a mutant in the explorer column: the child explores each default scope (the set of
 `schedspec verify`, or `--scopes`) that runs its lines, smallest first by the unmutated
@@ -617,8 +621,9 @@ def _record_child(job: _Job) -> dict[str, Any]:
     if result.violation is not None:
         return {"status": ERROR, "reason": "harness", "detail": "the unmutated core fails"}
     _RECORDED.update(scope=result.scope, calls=calls, steps=steps)
-    # The children only read the records; frozen, the collector never walks (and so never
-    # copies) the pages that hold them.
+    # The children only read the records. Frozen, the collector leaves them alone; their
+    # reference counts still change as a child reads them, so each child may copy the pages
+    # it reads: memory is about (1 + width) times the recording (1 GB for `diamond`).
     gc.freeze()
     deadline = job.plan.budget.get(name, 0.0) + 30.0
     jobs = [_Job("replay", m, deadline, job.plan, memory_mb=job.memory_mb) for m in job.mutants]
@@ -1389,7 +1394,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--no-replay",
         action="store_true",
-        help="explore mutants of invariants too, instead of replaying the explorer's checks",
+        help="explore mutants of invariants and step too, instead of replaying first",
     )
     parser.add_argument(
         "--scopes",
