@@ -112,23 +112,16 @@ def callers(source: str, function: str) -> set[str]:
 def checks_for(
     module: types.ModuleType, source: str, function: str
 ) -> tuple[Callable[[Any], list[str]], Callable[[Any, Any, Any, Any], list[str]]]:
-    """The state check and the transition check to replay for a mutant of `function`: the
-    module's own `validate_state` or `check_transition` where the mutant is in one of them,
-    otherwise the same comprehension over the checks that can reach it."""
+    """The module's own `validate_state` and `check_transition`, to replay for a mutant of
+    `function`, with its check lists cut to the checks that can reach `function`; whole where
+    the mutant is in `validate_state` or `check_transition` themselves."""
     reach = callers(source, function)
-    invariants = [f for f in module.INVARIANTS if f.__name__ in reach]
-    properties = [p for p in module.PROPERTIES if p.__name__ in reach]
-
-    def state_check(s: Any) -> list[str]:
-        return [f"{inv.__name__}: {p}" for inv in invariants for p in inv(s)]
-
-    def transition_check(before: Any, after: Any, effects: Any, event: Any) -> list[str]:
-        return [f"{p.__name__}: {v}" for p in properties for v in p(before, after, effects, event)]
-
-    return (
-        module.validate_state if "validate_state" in reach else state_check,
-        module.check_transition if "check_transition" in reach else transition_check,
-    )
+    names = vars(module)  # the globals the two functions read their check lists from
+    if "validate_state" not in reach:
+        names["INVARIANTS"] = tuple(f for f in names["INVARIANTS"] if f.__name__ in reach)
+    if "check_transition" not in reach:
+        names["PROPERTIES"] = tuple(p for p in names["PROPERTIES"] if p.__name__ in reach)
+    return names["validate_state"], names["check_transition"]
 
 
 def replay(
