@@ -3,7 +3,9 @@
 Shared by the tests of the subprocess adapter, the fuzzer and the pytest plugin, which must all
 give the same clear verdicts: a crash, a hang, garbage on stdout, a reply that is not an object,
 a wrong id, two replies to one request (out of order), a flood on stdout, a flood on stderr
-(which must block nothing), a process that never reads, one that exits at once, and a good one.
+(which must block nothing), a process that never reads, one that exits at once, and a good one;
+and for the driver's own hardening: one that forks a child and exits, one that hangs after
+telling its pid, one that closes its stdout and keeps running.
 """
 
 from __future__ import annotations
@@ -79,6 +81,31 @@ for line in sys.stdin.buffer:
     "quits": """
         import sys
         sys.exit(0)
+    """,
+    "forks": """
+        import os, sys, time
+        sys.stdin.buffer.readline()
+        child = os.fork()
+        if child == 0:
+            os.close(0); os.close(1); os.close(2)
+            time.sleep(60)
+            os._exit(0)
+        with open(__file__ + ".child", "w") as f:
+            f.write(str(child))
+        sys.exit(0)
+    """,
+    "hang_told": """
+        import os, sys, time
+        with open(__file__ + ".pid", "w") as f:
+            f.write(str(os.getpid()))
+        sys.stdin.buffer.readline()
+        time.sleep(60)
+    """,
+    "mute": """
+        import os, sys, time
+        os.close(1)
+        sys.stdin.buffer.readline()
+        time.sleep(60)
     """,
     "good": REFERENCE_LOOP
     + """

@@ -13,6 +13,10 @@ kept tail of standard error have a size bound, and standard error is drained whi
 that a chatty implementation cannot block on a full pipe. Whatever goes wrong becomes one
 `ImplementationFault` with a `Verdict` and a readable detail, and the process (its whole process
 group) is killed: a driver then starts a new one from its factory for the next scenario.
+The group is killed even when its leader has already exited, so a child the implementation
+forked is not left behind (a child that moves itself to a new session escapes any group kill,
+and is the implementation's own business). Every live process is in `LIVE`, so that a driver
+stopped by a signal can kill them all (`stop_all`).
 
 The reply's `id` is checked here (WIRE-9), since only the adapter knows what it sent: a reply
 carrying the id of an earlier request means that the implementation answered twice or out of
@@ -31,6 +35,7 @@ import shlex
 import signal
 import subprocess
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -158,6 +163,18 @@ def load_factory(spec: str) -> Factory:
 
 # Implementations in another process.
 
+# Every SubprocessImplementation whose process is running, for `stop_all`.
+LIVE: weakref.WeakSet[SubprocessImplementation] = weakref.WeakSet()
+
+
+def stop_all() -> int:
+    """Kill every implementation process still running (a driver on its way out after a
+    signal); returns how many there were."""
+    live = list(LIVE)
+    for impl in live:
+        impl._stop(grace_s=0)
+    return len(live)
+
 
 class SubprocessImplementation:
     """Any command speaking `schedspec/1` on its stdin/stdout (WIRE-1).
@@ -207,6 +224,7 @@ class SubprocessImplementation:
         if process is None:
             return
         self._process = None
+        LIVE.discard(self)
         if self._selector is not None:
             self._selector.close()
             self._selector = None
@@ -248,6 +266,7 @@ class SubprocessImplementation:
         self._selector.register(process.stdout, selectors.EVENT_READ, "stdout")
         self._selector.register(process.stderr, selectors.EVENT_READ, "stderr")
         self._process = process
+        LIVE.add(self)
         self._stdout_buffer.clear()
         self._stdout_closed = False
         self._sent_ids.clear()
@@ -374,10 +393,12 @@ class SubprocessImplementation:
 
     @staticmethod
     def _kill(process: subprocess.Popen[bytes]) -> None:
+        """Kill its process group, whether or not the leader is still alive: the group's id
+        (the leader's pid) cannot be reused while any member lives, so this reaches the
+        children it forked and no one else."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
         if process.poll() is None:
-            try:
-                os.killpg(process.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                process.kill()
+            process.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(_EXIT_WAIT_S)

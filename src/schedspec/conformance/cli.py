@@ -8,12 +8,22 @@ writes a divergence as a vector there), prints the report by clause and exits 0 
 vector passed and the fuzzer found no divergence. `conform --regenerate` writes the corpus from
 the scenarios through the reference; `conform --check` fails if the committed corpus is stale.
 Exit status 2 means the command itself was wrong (a bad option, a missing corpus).
+
+A run is bounded whatever the implementation does: `--deadline` bounds the whole run (vectors
+and fuzzing; it may be passed by at most one `--timeout`), and `--max-faults` stops it after that
+many vectors in a row end in the same fault (a hang, a crash), with one verdict instead of one
+per vector. SIGTERM, SIGHUP and SIGINT stop the run: every implementation process still running
+is killed, one line says so, and the status is 128 plus the signal's number.
 """
 
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from rich.console import Console
@@ -26,9 +36,13 @@ from .adapters import (
     SubprocessImplementation,
     is_factory_spec,
     load_factory,
+    stop_all,
 )
+from .options import LINE_MAX_LEAST, line_max, positive, seconds, seconds_or_zero
 from .protocol import LINE_BYTES_MAX
-from .runner import render_report, run_corpus
+from .runner import FAULTS_MAX, render_report, run_corpus
+
+DEADLINE_S = 1800.0
 
 USAGE = "usage: schedspec {serve,conform} [options]  (see --help of each)"
 
@@ -68,17 +82,33 @@ def conform_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--timeout",
-        type=float,
+        type=seconds,
         default=TIMEOUT_S,
         metavar="SECONDS",
         help=f"per request, for a command (default {TIMEOUT_S})",
     )
     parser.add_argument(
         "--line-max",
-        type=int,
+        type=line_max,
         default=LINE_BYTES_MAX,
         metavar="BYTES",
-        help=f"longest reply line accepted from a command (default {LINE_BYTES_MAX})",
+        help=f"longest reply line accepted from a command (default {LINE_BYTES_MAX}, "
+        f"at least {LINE_MAX_LEAST})",
+    )
+    parser.add_argument(
+        "--deadline",
+        type=seconds,
+        default=DEADLINE_S,
+        metavar="SECONDS",
+        help=f"for the whole run, vectors and fuzzing (default {DEADLINE_S:g})",
+    )
+    parser.add_argument(
+        "--max-faults",
+        type=positive,
+        default=FAULTS_MAX,
+        metavar="N",
+        help="stop after N vectors in a row end in the same fault, such as a hang "
+        f"(default {FAULTS_MAX})",
     )
     parser.add_argument(
         "--fresh-process",
@@ -96,21 +126,21 @@ def conform_parser() -> argparse.ArgumentParser:
     )
     fuzzing.add_argument(
         "--examples",
-        type=_positive,
+        type=positive,
         default=fuzz.DEFAULT_EXAMPLES,
         metavar="N",
         help=f"programs to try (default {fuzz.DEFAULT_EXAMPLES})",
     )
     fuzzing.add_argument(
         "--steps",
-        type=_positive,
+        type=positive,
         default=fuzz.DEFAULT_STEPS,
         metavar="N",
         help=f"operations per program at most (default {fuzz.DEFAULT_STEPS})",
     )
     fuzzing.add_argument(
         "--shrink-time",
-        type=float,
+        type=seconds_or_zero,
         default=fuzz.DEFAULT_SHRINK_S,
         metavar="SECONDS",
         help=f"time allowed for shrinking a divergence (default {fuzz.DEFAULT_SHRINK_S:g})",
@@ -124,13 +154,6 @@ def conform_parser() -> argparse.ArgumentParser:
     fuzzing.add_argument("--no-fuzz", action="store_true", help="run the vectors only")
     fuzzing.add_argument("--no-vectors", action="store_true", help="fuzz only")
     return parser
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
 
 
 def _factory(args: argparse.Namespace) -> tuple[Factory, str]:
@@ -189,6 +212,7 @@ def conform(argv: list[str], console: Console) -> int:
     for doc in (corpus.CONTRACT, corpus.PROTOCOL_DOC):
         if doc.exists():
             clauses += corpus.clause_ids(doc)
+    stop_at = time.monotonic() + args.deadline
     report = run_corpus(
         factory,
         vectors,
@@ -196,9 +220,11 @@ def conform(argv: list[str], console: Console) -> int:
         clauses=clauses,
         fresh_per_vector=args.fresh_process,
         mode=mode,
+        stop_at=stop_at,
+        faults_max=args.max_faults,
     )
     found = None
-    if not args.no_fuzz:
+    if not args.no_fuzz and not report.stopped:
         found = fuzz.fuzz(
             factory,
             name=name,
@@ -207,10 +233,13 @@ def conform(argv: list[str], console: Console) -> int:
             examples=args.examples,
             steps=args.steps,
             shrink_s=args.shrink_time,
+            stop_at=stop_at,
         )
     render_report(report, console, fuzz=found)
     if found is not None:
         render_fuzz(found, console, args.out)
+    if report.stopped:
+        console.print(f"stopped: {report.stopped}; no fuzzing", markup=False)
     vectors_ok = report.passed or not vectors
     return 0 if vectors_ok and (found is None or found.passed) else 1
 
@@ -223,7 +252,8 @@ def render_fuzz(result: fuzz.FuzzResult, console: Console, out: Path | None) -> 
     )
     divergence = result.divergence
     if divergence is None:
-        console.print(f"{head}: no divergence", markup=False)
+        cut = f" (stopped at the deadline after {result.examples} examples)"
+        console.print(f"{head}: no divergence{cut if result.cut_short else ''}", markup=False)
         return
     console.rule("[red]fuzzing found a divergence[/]")
     console.print(
@@ -245,13 +275,52 @@ def render_fuzz(result: fuzz.FuzzResult, console: Console, out: Path | None) -> 
         )
 
 
+class Stopped(KeyboardInterrupt):
+    """A signal asked the driver to stop. A KeyboardInterrupt, so that Hypothesis and every
+    `except Exception` let it through to `main`, and every `finally` on the way runs."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+STOPPING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+@contextmanager
+def _signals_stop() -> Iterator[None]:
+    """SIGTERM and SIGHUP raise `Stopped` for the duration, as SIGINT raises KeyboardInterrupt."""
+
+    def stop(signum: int, frame: object) -> None:
+        raise Stopped(signum)
+
+    previous = {s: signal.signal(s, stop) for s in STOPPING_SIGNALS}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
 def main(argv: list[str] | None = None, console: Console | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     console = console or Console()
     if argv[:1] == ["serve"]:
         return server.main(argv[1:])
     if argv[:1] == ["conform"]:
-        return conform(argv[1:], console)
+        try:
+            with _signals_stop():
+                return conform(argv[1:], console)
+        except KeyboardInterrupt as e:
+            signum = e.signum if isinstance(e, Stopped) else signal.SIGINT
+            stop_all()  # any the `finally` blocks on the way out did not close
+            console.print(
+                f"schedspec conform: stopped by {signal.Signals(signum).name}; "
+                "no implementation process it started is left running",
+                markup=False,
+                soft_wrap=True,
+            )
+            return 128 + signum
     print(USAGE, file=sys.stderr)
     return 2
 

@@ -308,6 +308,7 @@ class FuzzResult:
     found_after_steps: int | None = None
     shrink_runs: int = 0
     original_length: int | None = None  # requests of the first failing program
+    cut_short: bool = False  # the deadline passed before every example was tried
 
     @property
     def passed(self) -> bool:
@@ -387,8 +388,10 @@ def fuzz(
     examples: int = DEFAULT_EXAMPLES,
     steps: int = DEFAULT_STEPS,
     shrink_s: float = DEFAULT_SHRINK_S,
+    stop_at: float | None = None,
 ) -> FuzzResult:
-    """Search for a divergence, then shrink it (see the module docstring)."""
+    """Search for a divergence, then shrink it (see the module docstring). Past `stop_at` (a
+    `time.monotonic()` value) no further program is run: the search ends with what it has."""
     if examples < 1 or steps < 0 or shrink_s < 0:
         raise ValueError("examples must be >= 1, steps and shrink_s >= 0")
     result = FuzzResult(name, mode, seed)
@@ -405,6 +408,9 @@ def fuzz(
         # run keep their verdict, since Hypothesis runs its final answer once more.
         if budget.spent or program in verdicts:
             return verdicts.get(program, False)
+        if stop_at is not None and time.monotonic() >= stop_at:
+            result.cut_short = True
+            return False
         verdicts[program] = False
         run = session.run(program_requests(program), mode, program.ids)
         if failing:
@@ -449,7 +455,10 @@ def fuzz(
         )
         assert found is not None
         left = shrink_s - (time.monotonic() - (budget.started or time.monotonic()))
-        result.divergence = minimise(session, found, mode, _Budget(max(left, shrink_s / 2)), result)
+        allowed = max(left, shrink_s / 2)
+        if stop_at is not None:
+            allowed = min(allowed, max(0.0, stop_at - time.monotonic()))
+        result.divergence = minimise(session, found, mode, _Budget(allowed), result)
         return result
     finally:
         session.close()

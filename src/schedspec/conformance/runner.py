@@ -7,7 +7,9 @@ WIRE-4). A vector stops at its first failing step: a reply that differs from the
 exception raised by an in-process implementation. After a fault the implementation is closed and
 a fresh one made for the next vector, so one crash costs one vector, not the run; a fresh one is
 made too for a vector that does not begin with a successful `create` (it expects a session with
-no scheduler). Steps that send
+no scheduler). A run stops early, with one verdict in `Report.stopped`, when `faults_max`
+vectors in a row end in the same fault (an implementation that hangs would otherwise cost one
+timeout per vector) or when the clock passes `stop_at`. Steps that send
 a raw line are skipped for implementations that cannot take one (`LineImplementation`).
 
 `Report` tallies the results by clause: a clause fails when a vector citing it fails at an
@@ -19,6 +21,7 @@ a fuzzer) can use the results as data.
 from __future__ import annotations
 
 import json
+import time
 import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -34,6 +37,9 @@ from .compare import STRICT, Comparator, Difference
 from .corpus import CHECKED_ON_EVERY_EXCHANGE, NOT_OBSERVABLE, QUERIES, Vector, VectorStep
 from .oracle import Mode, Oracle, oracle_for
 from .protocol import JsonObject, JsonValue
+
+# Vectors in a row ending in the same fault after which a run stops (`run_corpus`).
+FAULTS_MAX = 3
 
 if TYPE_CHECKING:
     from .fuzz import FuzzResult
@@ -115,10 +121,12 @@ class Report:
     implementation: str
     results: tuple[VectorResult, ...]
     clauses: tuple[str, ...] = field(default=())
+    stopped: str = ""  # why the run stopped before its last vector, if it did
+    not_run: int = 0  # vectors left unrun when it stopped
 
     @property
     def passed(self) -> bool:
-        return bool(self.results) and all(r.passed for r in self.results)
+        return bool(self.results) and not self.stopped and all(r.passed for r in self.results)
 
     @property
     def failures(self) -> list[VectorResult]:
@@ -214,12 +222,18 @@ def run_corpus(
     clauses: Sequence[str] = (),
     fresh_per_vector: bool = False,
     mode: Mode = Mode.STRICT,
+    stop_at: float | None = None,
+    faults_max: int | None = None,
 ) -> Report:
     """Run every vector against implementations made by `factory` (see the module docstring)."""
-    results = []
+    results: list[VectorResult] = []
     impl: Implementation | None = None
+    stopped = ""
     try:
         for vector in vectors:
+            stopped = _why_stop(results, stop_at, faults_max)
+            if stopped:
+                break
             if impl is not None and vector.needs_fresh_session:
                 impl.close()
                 impl = None
@@ -234,7 +248,24 @@ def run_corpus(
     finally:
         if impl is not None:
             impl.close()
-    return Report(name, tuple(results), tuple(clauses))
+    return Report(name, tuple(results), tuple(clauses), stopped, len(vectors) - len(results))
+
+
+def _why_stop(
+    results: Sequence[VectorResult], stop_at: float | None, faults_max: int | None
+) -> str:
+    """Why the run must stop before its next vector, or ""."""
+    if stop_at is not None and time.monotonic() >= stop_at:
+        return f"the deadline passed after {len(results)} vectors"
+    if faults_max is None or len(results) < faults_max:
+        return ""
+    last = [r.failure.verdict if r.failure else None for r in results[-faults_max:]]
+    if last[0] is not None and all(v == last[0] for v in last):
+        return (
+            f"the last {faults_max} vectors in a row ended in the same fault, {last[0]} "
+            f"(the implementation seems unable to answer at all)"
+        )
+    return ""
 
 
 # Rendering.
@@ -290,6 +321,8 @@ def render_report(
     summary = f"{total - failed} passed, {failed} failed"
     if skipped:
         summary += f" ({skipped} raw-line steps skipped: the implementation takes no raw lines)"
+    if report.stopped:
+        summary += f"; {report.not_run} not run: stopped because {report.stopped}"
     console.print(summary, markup=False)
     for result in report.failures[:failures_max]:
         f = result.failure

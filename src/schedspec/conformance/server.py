@@ -5,14 +5,19 @@ output, flushed at once (WIRE-1, WIRE-2), until end of input (WIRE-3). Every lin
 a malformed one a `ProtocolError` (WIRE-13), after which the session goes on. A line is read
 with a bound, so a runaway driver cannot make the server hold more than `line_bytes_max` bytes of
 it: the rest of an overlong line is read and dropped in pieces of that size.
+
+It ends quietly, without a traceback: status 0 at end of input, 1 when its reader has gone away
+(a broken pipe: nobody is left to read a reply), 130 on SIGINT.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import BinaryIO
 
+from .options import line_max
 from .protocol import LINE_BYTES_MAX, LINE_TOO_LONG, Malformed, encode
 from .reference import ReferenceImplementation
 
@@ -57,13 +62,20 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--line-max",
-        type=int,
+        type=line_max,
         default=LINE_BYTES_MAX,
         metavar="BYTES",
         help=f"longest request line accepted (default {LINE_BYTES_MAX})",
     )
     args = parser.parse_args(argv)
-    return serve(sys.stdin.buffer, sys.stdout.buffer, args.line_max)
+    try:
+        return serve(sys.stdin.buffer, sys.stdout.buffer, args.line_max)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        # Python flushes stdout once more at exit; point it at nothing so that flush is quiet.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":

@@ -1,0 +1,246 @@
+"""The driver under implementations that misbehave on purpose, and under its own user's mistakes.
+
+The oracle promises not to hang, not to crash and not to leave anything behind, whatever the
+implementation does (spec/protocol.md, section 8). Each test here is one way that promise was
+found broken, with an implementation (a throwaway script, `helpers_scripts`) that breaks it:
+a child forked and left running; a driver stopped by a signal that left the implementation
+running or printed a traceback; a hanging implementation that cost one timeout per vector; an
+absurd option taken as given; a reference server that printed a traceback when its reader left.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from helpers_scripts import script_argv, script_command
+from schedspec.conformance import corpus, fuzz, runner
+from schedspec.conformance.adapters import (
+    LIVE,
+    ImplementationFault,
+    SubprocessImplementation,
+    Verdict,
+)
+from schedspec.conformance.cli import main
+
+CREATE = {"id": 1, "op": "create", "protocol": "schedspec/1", "max_concurrency": 1}
+SCHEDSPEC = [sys.executable, "-m", "schedspec"]
+
+
+def alive(pid: int) -> bool:
+    """Whether `pid` runs (a zombie waiting to be reaped does not)."""
+    try:
+        status = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return status.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def gone_soon(pid: int) -> bool:
+    """Whether `pid` stops running within a few seconds (a kill is not instantaneous)."""
+    for _ in range(100):
+        if not alive(pid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def read_pid(path: Path) -> int:
+    for _ in range(400):
+        if path.exists() and path.read_text():
+            return int(path.read_text())
+        time.sleep(0.05)
+    raise AssertionError(f"{path} was never written")
+
+
+def test_wire_a_child_forked_by_an_implementation_that_exits_is_killed(tmp_path: Path) -> None:
+    impl = SubprocessImplementation(script_argv(tmp_path, "forks"), timeout_s=5)
+    try:
+        with pytest.raises(ImplementationFault) as caught:
+            impl.handle(CREATE)
+    finally:
+        impl.close()
+    assert caught.value.verdict is Verdict.CRASHED
+    child = read_pid(tmp_path / "forks.py.child")
+    assert gone_soon(child), f"the forked child {child} was left running"
+    assert impl not in LIVE
+
+
+@pytest.mark.parametrize(
+    ("signum", "status"),
+    [(signal.SIGTERM, 143), (signal.SIGHUP, 129), (signal.SIGINT, 130)],
+)
+def test_wire_a_driver_stopped_by_a_signal_kills_the_implementation_quietly(
+    tmp_path: Path, signum: int, status: int
+) -> None:
+    command = [*SCHEDSPEC, "conform", "--impl", script_command(tmp_path, "hang_told"), "--no-fuzz"]
+    driver = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        impl = read_pid(tmp_path / "hang_told.py.pid")
+        time.sleep(0.3)  # let the driver write the first request and wait for its reply
+        driver.send_signal(signum)
+        out, err = driver.communicate(timeout=30)
+    finally:
+        driver.kill()
+    assert driver.returncode == status, (out, err)
+    name = signal.Signals(signum).name
+    assert f"stopped by {name}; no implementation process it started is left running" in out
+    assert "Traceback" not in err and "Traceback" not in out
+    assert gone_soon(impl), f"the implementation {impl} was left running"
+
+
+@pytest.mark.parametrize("name", ["hang", "mute"])
+def test_wire_a_run_stops_after_max_faults_in_a_row_with_one_verdict(
+    tmp_path: Path, name: str
+) -> None:
+    """A hang costs one timeout per vector, a closed stdout one exit wait: a corpus of hundreds
+    would take an hour. The run stops after `faults_max` of the same fault in a row."""
+    vectors = corpus.load_corpus()[:10]
+    argv = script_argv(tmp_path, name)
+    report = runner.run_corpus(
+        lambda: SubprocessImplementation(argv, timeout_s=0.3), vectors, faults_max=3
+    )
+    verdict = "timed_out" if name == "hang" else "crashed"
+    assert [r.failure.verdict for r in report.results] == [verdict] * 3  # type: ignore[union-attr]
+    assert report.not_run == 7 and not report.passed
+    assert f"the last 3 vectors in a row ended in the same fault, {verdict}" in report.stopped
+
+
+def test_wire_only_the_same_fault_in_a_row_stops_a_run() -> None:
+    """A wrong reply is not a fault: an implementation that alternates faults and wrong replies
+    is judged on every vector. The same fault in a row stops the run."""
+    vectors = corpus.load_corpus()[:4]
+
+    class Alternates:
+        calls = 0
+
+        def handle(self, request: object) -> object:
+            Alternates.calls += 1
+            if Alternates.calls % 2:
+                raise RuntimeError("my bug")
+            return {"id": 1, "ok": False}
+
+        def close(self) -> None:
+            pass
+
+    report = runner.run_corpus(Alternates, vectors, faults_max=2)
+    assert [r.failure.verdict for r in report.results] == ["raised", None] * 2  # type: ignore[union-attr]
+    assert not report.stopped
+
+    class Raises(Alternates):
+        def handle(self, request: object) -> object:
+            raise RuntimeError("my bug")
+
+    report = runner.run_corpus(Raises, vectors, faults_max=2)
+    assert len(report.results) == 2 and report.not_run == 2 and "raised" in report.stopped
+
+
+def test_wire_a_run_past_its_deadline_stops_vectors_and_fuzzing(tmp_path: Path) -> None:
+    vectors = corpus.load_corpus()[:5]
+    argv = script_argv(tmp_path, "good")
+    report = runner.run_corpus(
+        lambda: SubprocessImplementation(argv), vectors, stop_at=time.monotonic()
+    )
+    assert report.results == () and report.not_run == 5
+    assert report.stopped == "the deadline passed after 0 vectors" and not report.passed
+    found = fuzz.fuzz(lambda: SubprocessImplementation(argv), examples=5, stop_at=time.monotonic())
+    assert found.cut_short and found.examples == 0
+
+
+def test_wire_a_hanging_implementation_costs_the_command_a_few_timeouts(tmp_path: Path) -> None:
+    """The whole command, vectors then fuzzing, against an implementation that never answers:
+    it stops with one verdict after --max-faults timeouts and does not fuzz."""
+    command = [
+        *SCHEDSPEC,
+        "conform",
+        "--impl",
+        script_command(tmp_path, "hang"),
+        "--timeout",
+        "0.2",
+        "--max-faults",
+        "2",
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done
+    assert "0 passed, 2 failed" in done.stdout
+    assert "stopped: the last 2 vectors in a row ended in the same fault, timed_out" in done.stdout
+    assert "no fuzzing" in done.stdout and "fuzz (" not in done.stdout
+
+
+@pytest.mark.parametrize(
+    "option",
+    [
+        ["--timeout", "nan"],
+        ["--timeout", "inf"],
+        ["--timeout", "0"],
+        ["--timeout", "-1"],
+        ["--timeout", "soon"],
+        ["--line-max", "0"],
+        ["--line-max", "100"],
+        ["--deadline", "nan"],
+        ["--deadline", "0"],
+        ["--max-faults", "0"],
+        ["--shrink-time", "-1"],
+        ["--shrink-time", "inf"],
+        ["--examples", "many"],
+    ],
+)
+def test_wire_absurd_options_are_usage_errors(
+    option: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(
+            [
+                "conform",
+                "--impl",
+                "schedspec.conformance.reference:ReferenceImplementation",
+                *option,
+            ]
+        )
+    assert caught.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument {option[0]}" in err and len(err) < 1000
+
+
+def test_wire_serve_refuses_an_absurd_line_limit(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(["serve", "--line-max", "0"])
+    assert caught.value.code == 2 and "argument --line-max" in capsys.readouterr().err
+
+
+def test_wire_3_serve_exits_quietly_when_its_reader_goes_away() -> None:
+    server = subprocess.Popen(
+        [*SCHEDSPEC, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert server.stdin and server.stdout and server.stderr
+    server.stdout.close()  # the reader goes away
+    request = b'{"id": 1, "op": "query_all"}\n'
+    try:
+        server.stdin.write(request * 1000)
+        server.stdin.close()
+    except BrokenPipeError:
+        pass  # the server may be gone before it read everything: that is the point
+    status = server.wait(timeout=30)
+    err = server.stderr.read().decode()
+    assert status == 1 and err == "", err
+
+
+def test_wire_3_serve_exits_quietly_on_sigint() -> None:
+    server = subprocess.Popen(
+        [*SCHEDSPEC, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert server.stdin and server.stdout and server.stderr
+    server.stdin.write(b'{"id": 1, "op": "query_all"}\n')
+    server.stdin.flush()
+    assert server.stdout.readline().startswith(b'{"id": 1')  # it is up and reading
+    os.kill(server.pid, signal.SIGINT)
+    status = server.wait(timeout=30)
+    err = server.stderr.read().decode()
+    server.stdin.close()
+    assert status == 130 and err == "", err
