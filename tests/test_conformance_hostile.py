@@ -5,16 +5,19 @@ implementation does (spec/protocol.md, section 8). Each test here is one way tha
 found broken, with an implementation (a throwaway script, `helpers_scripts`) that breaks it:
 a child forked and left running; a driver stopped by a signal that left the implementation
 running or printed a traceback; a hanging implementation that cost one timeout per vector; an
-absurd option taken as given; a reference server that printed a traceback when its reader left.
+absurd option taken as given; a reference server that printed a traceback when its reader left,
+or wrote replies its own driver could not read (WIRE-15).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,6 +31,8 @@ from schedspec.conformance.adapters import (
     Verdict,
 )
 from schedspec.conformance.cli import main
+from schedspec.conformance.protocol import LINE_BYTES_MAX, NESTING_MAX
+from schedspec.conformance.reference import ReferenceImplementation
 
 CREATE = {"id": 1, "op": "create", "protocol": "schedspec/1", "max_concurrency": 1}
 SCHEDSPEC = [sys.executable, "-m", "schedspec"]
@@ -244,3 +249,90 @@ def test_wire_3_serve_exits_quietly_on_sigint() -> None:
     err = server.stderr.read().decode()
     server.stdin.close()
     assert status == 130 and err == "", err
+
+
+# WIRE-15: every request the reference server accepts gets a reply its own driver reads. Each
+# case was a reply the server wrote and the driver refused.
+
+
+@pytest.fixture
+def served() -> Iterator[SubprocessImplementation]:
+    impl = SubprocessImplementation([*SCHEDSPEC, "serve"], timeout_s=60)
+    try:
+        assert impl.handle(CREATE)["ok"] is True  # type: ignore[index]
+        yield impl
+    finally:
+        impl.close()
+
+
+def completed(impl: SubprocessImplementation, result: object) -> None:
+    """Task `a` completed with `result`, sent as UTF-8 (not escaped): the line is shortest."""
+    for request in (
+        {"id": 2, "op": "submit", "task": "a", "deps": []},
+        {"id": 3, "op": "start"},
+        {"id": 4, "op": "ready"},
+        {"id": 5, "op": "complete", "task": "a", "generation": 1, "result": result},
+    ):
+        line = json.dumps(request, ensure_ascii=False).encode()
+        assert len(line) <= LINE_BYTES_MAX
+        assert impl.handle_line(line)["ok"] is True  # type: ignore[index]
+
+
+def test_wire_15_a_result_nested_to_the_request_limit_is_reported(
+    served: SubprocessImplementation,
+) -> None:
+    deepest: object = []
+    for _ in range(NESTING_MAX - 2):  # the request object and `result`'s own array take 2
+        deepest = [deepest]
+    completed(served, deepest)
+    snapshot = served.handle({"id": 6, "op": "query_all"})["snapshot"]  # type: ignore[index]
+    assert snapshot["tasks"]["a"]["detail"] == deepest  # type: ignore[index]
+
+
+def test_wire_15_a_reply_that_grows_when_escaped_is_read(served: SubprocessImplementation) -> None:
+    text = "é" * 500_000  # a 1 MB request; 3 MB in the reply, as `\\u00e9` each
+    completed(served, text)
+    reply = served.handle({"id": 6, "op": "query", "task": "a"})
+    assert reply["detail"] == text  # type: ignore[index]
+
+
+def test_wire_15_a_snapshot_of_ten_thousand_tasks_is_read(served: SubprocessImplementation) -> None:
+    for i in range(10_000):
+        served.handle({"id": 10 + i, "op": "submit", "task": f"task-{i:05}", "deps": []})
+    snapshot = served.handle({"id": 6, "op": "query_all"})["snapshot"]  # type: ignore[index]
+    assert len(snapshot["tasks"]) == 10_000  # type: ignore[index]
+
+
+def test_wire_15_a_start_naming_a_hundred_thousand_missing_ids_is_read(
+    served: SubprocessImplementation,
+) -> None:
+    for t in range(4):  # 25,000 missing ids each: a request line holds no more
+        deps = [f"m{t}-{i:05}" for i in range(25_000)]
+        request = {"id": 2, "op": "submit", "task": f"t{t}", "deps": deps}
+        assert served.handle(request)["ok"] is True  # type: ignore[index]
+    reply = served.handle({"id": 3, "op": "start"})
+    missing = reply["error"]["missing"]  # type: ignore[index]
+    assert sum(len(ids) for ids in missing.values()) == 100_000  # type: ignore[union-attr]
+
+
+def test_wire_15_a_reply_past_the_bound_is_refused_and_changes_nothing() -> None:
+    """With a small bound: a query too large to answer, and a claim whose reply would be too
+    large, which is not carried out (the tasks stay ready, the event count stays)."""
+    ref = ReferenceImplementation(reply_bytes_max=2000)
+    ref.handle({**CREATE, "max_concurrency": 40})
+    for i in range(40):
+        ref.handle({"id": 2, "op": "submit", "task": f"{i:040}", "deps": []})
+    ref.handle({"id": 3, "op": "start"})
+    before = ref.state
+    refused = ref.handle({"id": 4, "op": "ready", "max_tasks": 40})
+    assert refused["error"] == {  # type: ignore[comparison-overlap]
+        "type": "ProtocolError",
+        "reason": "reply_too_large",
+        "field": None,
+        "message": refused["error"]["message"],  # type: ignore[index]
+    }
+    assert "more than 2000" in refused["error"]["message"]  # type: ignore[index]
+    assert ref.state is before
+    assert ref.handle({"id": 5, "op": "query_all"})["error"]["reason"] == "reply_too_large"  # type: ignore[index]
+    claimed = ref.handle({"id": 6, "op": "ready", "max_tasks": 2})
+    assert [c["task"] for c in claimed["claimed"]] == [f"{0:040}", f"{1:040}"]  # type: ignore[index]

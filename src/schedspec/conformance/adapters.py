@@ -41,7 +41,8 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from ..errors import SchedspecError
 from .protocol import (
-    LINE_BYTES_MAX,
+    REPLY_BYTES_MAX,
+    REPLY_NESTING_MAX,
     JsonValue,
     Malformed,
     decode_line,
@@ -180,7 +181,8 @@ class SubprocessImplementation:
     """Any command speaking `schedspec/1` on its stdin/stdout (WIRE-1).
 
     The process is started at the first request. `timeout_s` bounds each exchange (writing the
-    request and reading the whole reply line); `line_bytes_max` bounds one reply line.
+    request and reading the whole reply line); `line_bytes_max` bounds one reply line (by
+    default the protocol's bound on replies, WIRE-15).
     """
 
     def __init__(
@@ -188,7 +190,7 @@ class SubprocessImplementation:
         command: str | Sequence[str],
         *,
         timeout_s: float = TIMEOUT_S,
-        line_bytes_max: int = LINE_BYTES_MAX,
+        line_bytes_max: int = REPLY_BYTES_MAX,
         cwd: str | None = None,
     ) -> None:
         self.argv = shlex.split(command) if isinstance(command, str) else list(command)
@@ -277,7 +279,7 @@ class SubprocessImplementation:
         deadline = time.monotonic() + self.timeout_s
         self._write(process, data, deadline)
         line = self._read_line(process, deadline)
-        decoded = decode_line(line, self.line_bytes_max)
+        decoded = decode_line(line, self.line_bytes_max, REPLY_NESTING_MAX)
         if isinstance(decoded, Malformed):
             shown = line[:200].decode("utf-8", "replace")
             raise self._fail(

@@ -39,7 +39,7 @@ from .adapters import (
     stop_all,
 )
 from .options import LINE_MAX_LEAST, line_max, positive, seconds, seconds_or_zero
-from .protocol import LINE_BYTES_MAX
+from .protocol import REPLY_BYTES_MAX
 from .runner import FAULTS_MAX, render_report, run_corpus
 
 DEADLINE_S = 1800.0
@@ -90,9 +90,9 @@ def conform_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--line-max",
         type=line_max,
-        default=LINE_BYTES_MAX,
+        default=REPLY_BYTES_MAX,
         metavar="BYTES",
-        help=f"longest reply line accepted from a command (default {LINE_BYTES_MAX}, "
+        help=f"longest reply line accepted from a command (default {REPLY_BYTES_MAX}, "
         f"at least {LINE_MAX_LEAST})",
     )
     parser.add_argument(

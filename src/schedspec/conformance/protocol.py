@@ -37,6 +37,14 @@ SUPPORTED: tuple[str, ...] = (PROTOCOL,)
 LINE_BYTES_MAX = 1 << 20
 # WIRE-5: arrays and objects nested deeper than this make a line `not_json`.
 NESTING_MAX = 64
+# WIRE-15: the limits of a reply line, which follow from those of a request line. A reply
+# places a value taken from a request at most 3 levels deeper than the request did (a task's
+# `detail` in `query_all`: reply, snapshot, tasks, the task, detail; it was a member of the
+# request object). Its length cannot follow from one request's (`query_all` reports every
+# request so far), so it is a fixed bound, which the reference never exceeds: it answers
+# `reply_too_large` instead (REPLY_TOO_LARGE).
+REPLY_NESTING_MAX = NESTING_MAX + 3
+REPLY_BYTES_MAX = 1 << 24
 
 # Every operation's members besides `id` and `op`: (required, optional), required ones in the
 # order in which a missing one is reported (WIRE-13, order 7).
@@ -65,6 +73,7 @@ UNKNOWN_OP = "unknown_op"
 UNKNOWN_FIELD = "unknown_field"
 UNSUPPORTED_PROTOCOL = "unsupported_protocol"
 NO_SCHEDULER = "no_scheduler"
+REPLY_TOO_LARGE = "reply_too_large"
 
 _SURROGATES = range(0xD800, 0xE000)
 
@@ -155,7 +164,7 @@ def _depth(value: JsonValue) -> int:
     return deepest
 
 
-def decode_json(text: str) -> JsonValue:
+def decode_json(text: str, nesting_max: int = NESTING_MAX) -> JsonValue:
     """Parse one I-JSON text; raises ValueError naming what is wrong."""
     try:
         value: JsonValue = json.loads(
@@ -165,16 +174,18 @@ def decode_json(text: str) -> JsonValue:
             parse_constant=_refuse_constant,
         )
     except RecursionError:
-        raise ValueError(f"JSON nested deeper than {NESTING_MAX} levels") from None
-    if _depth(value) > NESTING_MAX:
-        raise ValueError(f"JSON nested deeper than {NESTING_MAX} levels")
+        raise ValueError(f"JSON nested deeper than {nesting_max} levels") from None
+    if _depth(value) > nesting_max:
+        raise ValueError(f"JSON nested deeper than {nesting_max} levels")
     bad = _unpaired_surrogate(value)
     if bad is not None:
         raise ValueError(f"string {bad!r} holds an unpaired surrogate")
     return value
 
 
-def decode_line(line: bytes, line_bytes_max: int = LINE_BYTES_MAX) -> JsonValue | Malformed:
+def decode_line(
+    line: bytes, line_bytes_max: int = LINE_BYTES_MAX, nesting_max: int = NESTING_MAX
+) -> JsonValue | Malformed:
     """The JSON value of one line (its newline removed or not), or why it is not one."""
     if len(line.rstrip(b"\r\n")) > line_bytes_max:
         return Malformed(LINE_TOO_LONG, None, f"line longer than {line_bytes_max} bytes")
@@ -183,7 +194,7 @@ def decode_line(line: bytes, line_bytes_max: int = LINE_BYTES_MAX) -> JsonValue 
     except UnicodeDecodeError as e:
         return Malformed(NOT_JSON, None, f"line is not UTF-8: {e}")
     try:
-        return decode_json(text)
+        return decode_json(text, nesting_max)
     except ValueError as e:
         return Malformed(NOT_JSON, None, f"line is not I-JSON (RFC 7493): {e}")
 

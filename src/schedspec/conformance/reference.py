@@ -7,6 +7,11 @@ for `create` and the queries), translate the reply back. It decides nothing itse
 state it keeps besides the core's is the event id counter, so that each event is numbered as the
 shell numbers them.
 
+Every reply fits the protocol's bound on replies (WIRE-15): a reply that would be longer is
+replaced by a `ProtocolError` of reason `reply_too_large`, and a request whose reply would be
+too long is not carried out (the core's new state is dropped, which costs nothing: states are
+immutable values), so nothing happens that the driver is not told of.
+
 It is both the in-process adapter for the reference (it satisfies `adapters.Implementation` and
 `adapters.LineImplementation`) and the engine of the stdin/stdout server (`server.py`).
 """
@@ -21,10 +26,13 @@ from .protocol import (
     LINE_BYTES_MAX,
     NO_SCHEDULER,
     PROTOCOL,
+    REPLY_BYTES_MAX,
+    REPLY_TOO_LARGE,
     JsonObject,
     JsonValue,
     Malformed,
     decode_line,
+    encode,
     read_request,
 )
 
@@ -34,10 +42,13 @@ class ReferenceImplementation:
 
     name = "schedspec reference"
 
-    def __init__(self, line_bytes_max: int = LINE_BYTES_MAX) -> None:
+    def __init__(
+        self, line_bytes_max: int = LINE_BYTES_MAX, reply_bytes_max: int = REPLY_BYTES_MAX
+    ) -> None:
         self._state: State | None = None
         self._next_event_id = 1
         self._line_bytes_max = line_bytes_max
+        self._reply_bytes_max = reply_bytes_max
 
     @property
     def state(self) -> State | None:
@@ -69,13 +80,28 @@ class ReferenceImplementation:
                 NO_SCHEDULER, None, f"{parsed.op} before a successful create", rid
             ).reply()
         if parsed.op == "query":
-            return translate.query_reply(rid, state, parsed["task"])
+            reply = translate.query_reply(rid, state, parsed["task"])
+            return self._too_large(rid, reply) or reply
         if parsed.op == "query_all":
-            return translate.ok(rid, {"snapshot": translate.snapshot(state)})
+            reply = translate.ok(rid, {"snapshot": translate.snapshot(state)})
+            return self._too_large(rid, reply) or reply
         event = translate.event_for(parsed, EventId(self._next_event_id))
+        after, effects = step(state, event)
+        reply = translate.reply_for(rid, effects, after)
+        refusal = self._too_large(rid, reply)
+        if refusal is not None:
+            return refusal  # as if the line had not been sent: the state stays
+        self._state = after
         self._next_event_id += 1
-        self._state, effects = step(state, event)
-        return translate.reply_for(rid, effects, self._state)
+        return reply
+
+    def _too_large(self, rid: str | int, reply: JsonObject) -> JsonObject | None:
+        """A `reply_too_large` refusal if `reply`'s line would pass the bound (WIRE-15)."""
+        size = len(encode(reply))
+        if size <= self._reply_bytes_max:
+            return None
+        message = f"the reply would be {size} bytes, more than {self._reply_bytes_max}"
+        return Malformed(REPLY_TOO_LARGE, None, message, rid).reply()
 
     def close(self) -> None:
         """Nothing to release: the session is plain data."""
