@@ -121,3 +121,10 @@ def test_wire_plugin_gives_misbehaving_commands_a_clear_verdict(
 def test_plugin_reports_a_bad_implementation_as_a_usage_error(tmp_path: Path) -> None:
     status, out = run_pytest(tmp_path, "--schedspec-impl=nowhere.at_all:Factory")
     assert status == 4 and "--schedspec-impl nowhere.at_all:Factory" in out
+
+
+@pytest.mark.parametrize("option", ["--schedspec-timeout=nan", "--schedspec-shrink-time=-1"])
+def test_wire_plugin_refuses_absurd_options_as_usage_errors(tmp_path: Path, option: str) -> None:
+    impl = "--schedspec-impl=schedspec.conformance.reference:ReferenceImplementation"
+    status, out = run_pytest(tmp_path, impl, option)
+    assert status == 4 and f"argument {option.split('=')[0]}" in out, out

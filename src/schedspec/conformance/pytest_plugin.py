@@ -40,6 +40,7 @@ _HARNESS = pytest.StashKey["Harness"]()
 def pytest_addoption(parser: pytest.Parser) -> None:
     from . import fuzz
     from .adapters import TIMEOUT_S
+    from .options import seconds, seconds_or_zero
 
     group = parser.getgroup("schedspec", "schedspec/1 conformance (spec/protocol.md)")
     group.addoption(
@@ -58,7 +59,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--schedspec-steps", type=int, default=fuzz.DEFAULT_STEPS, metavar="N")
     group.addoption("--schedspec-seed", type=int, default=fuzz.DEFAULT_SEED, metavar="N")
     group.addoption(
-        "--schedspec-shrink-time", type=float, default=fuzz.DEFAULT_SHRINK_S, metavar="SECONDS"
+        "--schedspec-shrink-time", type=seconds_or_zero, default=fuzz.DEFAULT_SHRINK_S, metavar="SECONDS"
     )
     group.addoption(
         "--schedspec-relaxed",
@@ -67,7 +68,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--schedspec-timeout",
-        type=float,
+        type=seconds,
         default=TIMEOUT_S,
         metavar="SECONDS",
         help=f"per request, for a command (default {TIMEOUT_S})",
