@@ -8,7 +8,10 @@ campaigns are in the slow tier of `test_conformance_mutants.py`.
 from __future__ import annotations
 
 import functools
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -299,3 +302,33 @@ def test_cli_conform_refuses_to_write_into_the_corpus_and_other_mistakes() -> No
 
 def test_cli_create_protocol_constant_is_the_one_spoken() -> None:
     assert PROTOCOL == "schedspec/1"
+
+
+def test_the_oracle_writes_no_hypothesis_folder_into_the_working_directory(tmp_path: Path) -> None:
+    """Run as a user would, in a directory of theirs: Hypothesis's caches go to the user's
+    cache directory, not to `./.hypothesis`."""
+    work, cache = tmp_path / "work", tmp_path / "cache"
+    work.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "HYPOTHESIS_STORAGE_DIRECTORY"}
+    impl = "schedspec.conformance.reference:ReferenceImplementation"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "schedspec",
+            "conform",
+            "--no-vectors",
+            "--examples",
+            "3",
+            "--impl",
+            impl,
+        ],
+        cwd=work,
+        env={**env, "XDG_CACHE_HOME": str(cache)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert list(work.iterdir()) == []
+    assert (cache / "schedspec" / "hypothesis").is_dir()

@@ -31,16 +31,18 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import time
 import traceback
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from random import Random
 from typing import Any
 
-from hypothesis import HealthCheck, Phase, Verbosity, find, settings
+from hypothesis import HealthCheck, Phase, Verbosity, configuration, find, settings
 from hypothesis.errors import NoSuchExample
 
 from . import clauses as clause_rules
@@ -379,6 +381,29 @@ def _seed_alone_decides() -> Iterator[None]:
         providers.CONSTANTS_CACHE.cache.clear()
 
 
+def cache_directory() -> Path:
+    """Where the oracle lets Hypothesis keep its caches: the user's cache directory."""
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "schedspec" / "hypothesis"
+
+
+@contextmanager
+def _no_storage_in_working_directory() -> Iterator[None]:
+    """Hypothesis keeps caches (a character map) in `./.hypothesis` unless told otherwise; the
+    oracle must not write into its user's working directory unless asked. So, unless the
+    process has already chosen a place (HYPOTHESIS_STORAGE_DIRECTORY, or a test session of the
+    user's that used it), the caches go to `cache_directory()` for the duration."""
+    chosen = getattr(configuration, "__hypothesis_home_directory", None)
+    if chosen is not None or os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+        yield
+        return
+    configuration.set_hypothesis_home_dir(cache_directory())
+    try:
+        yield
+    finally:
+        configuration.set_hypothesis_home_dir(None)
+
+
 def fuzz(
     factory: Factory,
     *,
@@ -444,7 +469,7 @@ def fuzz(
     )
     try:
         try:
-            with _seed_alone_decides():
+            with _seed_alone_decides(), _no_storage_in_working_directory():
                 minimal = find(programs(steps), diverges, settings=search, random=Random(seed))
         except NoSuchExample:
             return result

@@ -59,7 +59,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--schedspec-steps", type=int, default=fuzz.DEFAULT_STEPS, metavar="N")
     group.addoption("--schedspec-seed", type=int, default=fuzz.DEFAULT_SEED, metavar="N")
     group.addoption(
-        "--schedspec-shrink-time", type=seconds_or_zero, default=fuzz.DEFAULT_SHRINK_S, metavar="SECONDS"
+        "--schedspec-shrink-time",
+        type=seconds_or_zero,
+        default=fuzz.DEFAULT_SHRINK_S,
+        metavar="SECONDS",
     )
     group.addoption(
         "--schedspec-relaxed",
