@@ -39,7 +39,8 @@ def test_the_node_implementation_passes_every_vector_and_fuzzing_in_strict_mode(
 
 def test_the_oracle_notices_when_the_node_implementation_is_broken(tmp_path: Path) -> None:
     """The same run fails for a copy of the Node.js implementation with one rule broken: after a
-    succeeded version is replaced, its pending dependents do not wait for the new one (SUB-8)."""
+    succeeded version is replaced, its pending dependents do not wait for the new one (SUB-8),
+    so a later `complete` makes one ready too early (STATE-4)."""
     copy = tmp_path / "js"
     shutil.copytree(SERVER.parent, copy, ignore=shutil.ignore_patterns("test"))
     source = copy / "scheduler.js"
@@ -50,4 +51,6 @@ def test_the_oracle_notices_when_the_node_implementation_is_broken(tmp_path: Pat
     status = cli.main(["conform", "--impl", f"{node()} {copy / 'server.js'}", "--no-fuzz"], console)
     text = console.export_text()
     assert status == 1
-    assert re.search(r"SUB-8 +│ \d+ +│ [1-9]\d* +│ failed", text), text[-4000:]
+    # The damage shows at the next `complete`, which releases the dependent too early: the first
+    # differing field is its state, and the clause blamed is the one that field breaks.
+    assert re.search(r"STATE-4 +│ \d+ +│ [1-9]\d* +│ failed", text), text[-4000:]

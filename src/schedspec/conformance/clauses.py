@@ -34,6 +34,18 @@ ERROR_CLAUSES: dict[str, tuple[str, ...]] = {
     "CancelNotRequestedError": ("CANCEL-4",),
 }
 CALLBACKS = ("complete", "fail", "confirm_cancel")
+# Members of operations' replies that each show one clause (section 5).
+REPLY_FIELD_CLAUSES: dict[tuple[str, str], str] = {
+    ("close", "cancelled"): "CLOSE-2",
+    ("close", "still_running"): "CLOSE-3",
+    ("submit", "replaced"): "SUB-6",
+}
+# The data members of errors (section 6) that each show one clause.
+ERROR_FIELD_CLAUSES: dict[str, list[str]] = {
+    "cycles": ["START-3"],
+    "unexecutable": ["START-2"],
+    "missing": ["START-2"],
+}
 
 
 def _unique(clauses: Iterable[str]) -> list[str]:
@@ -171,6 +183,41 @@ def _differing_member(path: str) -> str:
     return tail.split("[", 1)[0]
 
 
+def _field_clauses(d: Difference, before: JsonObject | None) -> list[str]:
+    """The clauses a difference in one field points at, or none when the field alone does not
+    say (`ok`, `counts`, ...)."""
+    member = _differing_member(d.path)
+    expected, actual = d.expected, d.actual
+    found: list[str] = []
+    if member == "state":
+        pair = {expected, actual}
+        if "blocked" in pair:
+            found += ["BLOCK-1"]
+        if pair == {"pending", "ready"}:
+            found += ["STATE-4"]
+        if "running" in pair:
+            found += ["CLAIM-4"]
+    elif member == "cause":
+        found += ["BLOCK-2"]
+    elif member == "generation":
+        found += ["VER-1"]
+    elif member == "replaced":
+        found += ["SUB-6"]
+    elif member == "running" and isinstance(actual, int) and isinstance(before, dict):
+        limit = before.get("max_concurrency")
+        if isinstance(limit, int) and actual > limit:
+            found += ["CLAIM-5", "PHASE-2"]
+    elif member == "phase":
+        found += ["PHASE-1"]
+    elif member == "cancel_requested":
+        found += ["CLAIM-6", "CANCEL-3"]
+    elif member == "detail" and expected == "shutdown":
+        found += ["CLOSE-2"]
+    elif "tasks" in d.path and member != "counts":
+        found += ["STATE-3", "QUERY-2"]
+    return found
+
+
 def blame(
     culprit: JsonValue,
     culprit_reply: JsonValue,
@@ -178,38 +225,46 @@ def blame(
     differences: Sequence[Difference],
     in_snapshot: bool,
 ) -> list[str]:
-    """The clauses broken by a divergence at `culprit` (see the module docstring).
+    """The clauses broken by a divergence at `culprit` (see the module docstring), the one to
+    fix first first: that of the first differing field that names one, else the first the
+    expected exchange exercises (for a reply that differs in `ok`, `outcome` or `error`, the
+    clause the expected reply shows).
 
     `culprit_reply` is the reference's reply to the culprit request; `in_snapshot` tells that
     the replies agreed and the `query_all` after it differed."""
     found = exercised(culprit, culprit_reply, before)
-    if not in_snapshot:
-        return found
+    op = str(culprit.get("op")) if isinstance(culprit, dict) else ""
+    if in_snapshot and _changes_nothing(culprit_reply):
+        return found  # any change at all breaks the culprit's own rule (DONE-4, DONE-5, SUB-3)
+    describes_a_task = in_snapshot or op in ("submit", "query", "query_all")
+    pointed: list[str] = []
     for d in differences:
         member = _differing_member(d.path)
-        expected, actual = d.expected, d.actual
-        if member == "state":
-            pair = {expected, actual}
-            if "blocked" in pair:
-                found += ["BLOCK-1"]
-            if pair == {"pending", "ready"}:
-                found += ["STATE-4"]
-            if "running" in pair:
-                found += ["CLAIM-4"]
-        elif member == "cause":
-            found += ["BLOCK-2"]
-        elif member == "generation":
-            found += ["VER-1"]
-        elif member == "running" and isinstance(actual, int) and isinstance(before, dict):
-            limit = before.get("max_concurrency")
-            if isinstance(limit, int) and actual > limit:
-                found += ["CLAIM-5", "PHASE-2"]
-        elif member == "phase":
-            found += ["PHASE-1"]
-        elif member == "cancel_requested":
-            found += ["CLAIM-6", "CANCEL-3"]
-        elif member == "detail" and expected == "shutdown":
-            found += ["CLOSE-2"]
-        elif "tasks" in d.path and member != "counts":
-            found += ["STATE-3", "QUERY-2"]
-    return _unique(found)
+        if d.path.startswith("$.error."):
+            pointed += ERROR_FIELD_CLAUSES.get(member, [])
+        elif not in_snapshot and op == "ready" and member == "claimed":
+            pointed.append(_claims_clause(d.expected, d.actual))
+        elif not in_snapshot and (op, member) in REPLY_FIELD_CLAUSES:
+            pointed.append(REPLY_FIELD_CLAUSES[op, member])
+        elif describes_a_task:  # a `generation` in a claim or a callback's reply is no VER-1
+            pointed += _field_clauses(d, before)
+    return _unique([*pointed[:1], *found, *pointed])
+
+
+def _changes_nothing(reply: JsonValue) -> bool:
+    """Whether the reference's reply says the request changed nothing: a refusal, or a
+    callback that was stale or came after its version was terminal."""
+    if not isinstance(reply, dict):
+        return False
+    return reply.get("ok") is False or reply.get("outcome") in (
+        "stale_generation",
+        "already_terminal",
+    )
+
+
+def _claims_clause(expected: object, actual: object) -> str:
+    """More claims than the reference made break the limit (CLAIM-5); otherwise the choice or
+    the number of claims is wrong (CLAIM-3)."""
+    if isinstance(expected, list) and isinstance(actual, list) and len(actual) > len(expected):
+        return "CLAIM-5"
+    return "CLAIM-3"

@@ -40,7 +40,7 @@ from .adapters import (
 )
 from .options import LINE_MAX_LEAST, line_max, positive, seconds, seconds_or_zero
 from .protocol import REPLY_BYTES_MAX
-from .runner import FAULTS_MAX, render_report, run_corpus
+from .runner import FAULTS_MAX, render_fix_first, render_report, run_corpus
 
 DEADLINE_S = 1800.0
 
@@ -111,6 +111,14 @@ def conform_parser() -> argparse.ArgumentParser:
         f"(default {FAULTS_MAX})",
     )
     parser.add_argument(
+        "--level",
+        type=_level,
+        metavar="N",
+        help="run only the vectors of levels 1 to N, and no fuzzing (vectors/README.md: "
+        + "; ".join(f"{n} {what}" for n, what in corpus.LEVELS.items())
+        + ")",
+    )
+    parser.add_argument(
         "--fresh-process",
         action="store_true",
         help="start a new implementation for every vector instead of reusing one (WIRE-4)",
@@ -154,6 +162,13 @@ def conform_parser() -> argparse.ArgumentParser:
     fuzzing.add_argument("--no-fuzz", action="store_true", help="run the vectors only")
     fuzzing.add_argument("--no-vectors", action="store_true", help="fuzz only")
     return parser
+
+
+def _level(text: str) -> int:
+    value = positive(text)
+    if value not in corpus.LEVELS:
+        raise argparse.ArgumentTypeError(f"levels are 1 to {max(corpus.LEVELS)}, got {value}")
+    return value
 
 
 def _factory(args: argparse.Namespace) -> tuple[Factory, str]:
@@ -205,6 +220,8 @@ def conform(argv: list[str], console: Console) -> int:
     except (corpus.VectorFormatError, ValueError, ImportError) as e:
         console.print(f"schedspec conform: {e}", markup=False)
         return 2
+    if args.level is not None:
+        vectors = [v for v in vectors if v.level <= args.level]
     if not vectors and not args.no_vectors:
         console.print(f"schedspec conform: no vector matches {args.only}", markup=False)
         return 2
@@ -224,7 +241,8 @@ def conform(argv: list[str], console: Console) -> int:
         faults_max=args.max_faults,
     )
     found = None
-    if not args.no_fuzz and not report.stopped:
+    partial = args.level is not None and args.level < max(corpus.LEVELS)
+    if not args.no_fuzz and not report.stopped and not partial:
         found = fuzz.fuzz(
             factory,
             name=name,
@@ -240,6 +258,13 @@ def conform(argv: list[str], console: Console) -> int:
         render_fuzz(found, console, args.out)
     if report.stopped:
         console.print(f"stopped: {report.stopped}; no fuzzing", markup=False)
+    if partial:
+        console.print(
+            f"level {args.level}: the vectors of levels 1 to {args.level} only; no fuzzing "
+            "(it mixes every operation)",
+            markup=False,
+        )
+    render_fix_first(report, console)
     vectors_ok = report.passed or not vectors
     return 0 if vectors_ok and (found is None or found.passed) else 1
 

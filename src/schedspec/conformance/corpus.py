@@ -53,6 +53,7 @@ CHECKED_ON_EVERY_EXCHANGE: dict[str, str] = {
     "WIRE-10": "every reply's ok is compared",
     "WIRE-11": "every error's type and data are compared, never its message",
     "WIRE-12": "the comparator ignores x- members",
+    "WIRE-15": "every reply is read within the reply limits (16 MiB, nesting 67)",
 }
 
 Source = Callable[[], Iterable[Scenario]]
@@ -104,6 +105,56 @@ class VectorStep:
         return step
 
 
+# Levels, so that a new implementation can pass a small, named subset first (`conform
+# --level N` runs the vectors of levels 1 to N). A vector's level is that of the most advanced
+# feature any of its steps uses, read from its requests and the reference's replies.
+LEVELS: dict[int, str] = {
+    1: "create, submit, start, ready, complete, query: accepted requests only",
+    2: "refusals: malformed requests, invalid arguments, unknown dependencies, cycles",
+    3: "fail, and blocking",
+    4: "cancel and confirm_cancel",
+    5: "generations: re-submission, stale and future callbacks",
+    6: "close",
+}
+_GENERATION_ERRORS = ("FutureGenerationError",)
+
+
+def _step_level(step: VectorStep) -> int:
+    op, reply = step.op, step.reply
+    if op == "close":
+        return 6
+    error = reply.get("error")
+    kind = error.get("type") if isinstance(error, dict) else None
+    if (
+        isinstance(reply.get("replaced"), dict)
+        or reply.get("outcome") == "stale_generation"
+        or kind in _GENERATION_ERRORS
+    ):
+        return 5
+    if op in ("cancel", "confirm_cancel"):
+        return 4
+    if op == "fail" or "blocked" in _string_values(reply):
+        return 3
+    if step.line is not None or reply.get("ok") is not True:
+        return 2
+    return 1
+
+
+def _string_values(value: JsonValue) -> set[str]:
+    """Every string in `value` that is not a member name (`counts` names every state)."""
+    found: set[str] = set()
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            found.add(item)
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+    return found
+
+
 @dataclass(frozen=True, slots=True)
 class Vector:
     name: str
@@ -118,6 +169,11 @@ class Vector:
         that succeeds, what it expects depends on the session having no scheduler yet."""
         first = self.steps[0]
         return not (first.op == "create" and first.reply.get("ok") is True)
+
+    @property
+    def level(self) -> int:
+        """The level of the vector (`LEVELS`): that of the most advanced feature it uses."""
+        return max((_step_level(step) for step in self.steps), default=1)
 
     def to_json(self) -> JsonObject:
         return {
@@ -328,9 +384,28 @@ def readme(
         else:
             out.append(f"| {c} | {len(names)} | {', '.join(names[:3])} |")
     out += catalogue_table()
-    out += ["", "## Vectors", "", "| vector | clauses | what it shows |", "|---|---|---|"]
+    out += [
+        "",
+        "## Levels",
+        "",
+        "`schedspec conform --level N` runs the vectors of levels 1 to N, so that a new",
+        "implementation can pass a small, named subset first. A vector's level is that of the",
+        "most advanced feature it uses.",
+        "",
+        "| level | what it adds | vectors |",
+        "|---|---|---|",
+    ]
+    for level, what in LEVELS.items():
+        out.append(f"| {level} | {what} | {sum(v.level == level for v in vectors)} |")
+    out += [
+        "",
+        "## Vectors",
+        "",
+        "| vector | level | clauses | what it shows |",
+        "|---|---|---|---|",
+    ]
     for v in sorted(vectors, key=lambda v: v.name):
-        out.append(f"| `{v.name}` | {', '.join(v.clauses)} | {v.description} |")
+        out.append(f"| `{v.name}` | {v.level} | {', '.join(v.clauses)} | {v.description} |")
     out.append("")
     return "\n".join(out)
 

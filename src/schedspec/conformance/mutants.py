@@ -306,14 +306,16 @@ CATALOGUE: tuple[Entry, ...] = (
         ("DONE-5",),
     ),
     Entry(
-        FailureAsSuccess, "a failed dependency releases its dependents like a success", ("DONE-2",)
+        FailureAsSuccess,
+        "a failed dependency releases its dependents like a success",
+        ("DONE-2", "BLOCK-1"),
     ),
     Entry(ForcedCancel, "cancel of a running version cancels it outright", ("CANCEL-3",)),
     Entry(RaisesConcurrency, "an extra slot when the backlog is long", ("CLAIM-5", "PHASE-2")),
     Entry(ReusesFailedVersion, "a failed task is retried in its old version", ("VER-1", "SUB-6")),
     Entry(DoubleDecrement, "a duplicate complete releases dependents again", ("DONE-4", "DONE-1")),
-    Entry(KeepsOldEdges, "a replaced version's reverse edges are kept", ("SUB-6",)),
-    Entry(CancelCascades, "cancel blocks the whole connected component", ("CANCEL-2",)),
+    Entry(KeepsOldEdges, "a replaced version's reverse edges are kept", ("SUB-6", "STATE-4")),
+    Entry(CancelCascades, "cancel blocks the whole connected component", ("CANCEL-2", "BLOCK-1")),
     Entry(DropsQueuedOnClose, "close forgets queued versions, no reason recorded", ("CLOSE-2",)),
 )
 

@@ -34,7 +34,14 @@ from rich.text import Text
 from . import clauses as clause_rules
 from .adapters import Factory, Implementation, ImplementationFault, LineImplementation, Verdict
 from .compare import STRICT, Comparator, Difference
-from .corpus import CHECKED_ON_EVERY_EXCHANGE, NOT_OBSERVABLE, QUERIES, Vector, VectorStep
+from .corpus import (
+    CHECKED_ON_EVERY_EXCHANGE,
+    LEVELS,
+    NOT_OBSERVABLE,
+    QUERIES,
+    Vector,
+    VectorStep,
+)
 from .oracle import Mode, Oracle, oracle_for
 from .protocol import JsonObject, JsonValue
 
@@ -75,20 +82,36 @@ class VectorResult:
         return self.failure is None
 
     @property
-    def blamed(self) -> tuple[str, ...]:
-        """The clauses a failing vector blames: those of its own that the failing exchange
-        shows broken (`clauses.blame`), or all of its own when that names none of them.
-
-        A vector cites every clause its steps exercise (the explorer's traces cite many), so
-        blaming them all would make one wrong reply fail a dozen unrelated clauses."""
+    def culprit(self) -> int | None:
+        """The index of the step to blame: the failing one, or the request before a failing
+        `query_all`, when the state differs after that request."""
         failure = self.failure
         if failure is None:
-            return ()
+            return None
         steps = self.vector.steps
         culprit = failure.step_index
         after = steps[culprit].op == "query_all" and culprit > 0
         if after and steps[culprit - 1].op not in QUERIES and steps[culprit - 1].line is None:
-            culprit -= 1  # the state differs after this request
+            culprit -= 1
+        return culprit
+
+    @property
+    def culprit_op(self) -> str:
+        culprit = self.culprit
+        return "" if culprit is None else self.vector.steps[culprit].op or "(raw line)"
+
+    @property
+    def blamed(self) -> tuple[str, ...]:
+        """The clause a failing vector blames: the first `clauses.blame` names, that of the first
+        differing field of the first differing reply (or of the request that faulted).
+
+        A vector cites every clause its steps exercise (the explorer's traces cite many), so
+        blaming them all would make one wrong reply fail a dozen unrelated clauses; blaming
+        every clause the failing exchange exercises still blamed several, most of them right."""
+        failure, culprit = self.failure, self.culprit
+        if failure is None or culprit is None:
+            return ()
+        steps = self.vector.steps
         before: JsonObject | None = None
         for earlier in reversed(steps[:culprit]):
             snapshot = earlier.reply.get("snapshot") if earlier.op == "query_all" else None
@@ -99,8 +122,17 @@ class VectorResult:
         found = clause_rules.blame(
             step.request, step.reply, before, failure.differences, culprit != failure.step_index
         )
-        own = tuple(c for c in self.vector.clauses if c in found)
-        return own or self.vector.clauses
+        return (found[0],) if found else self.vector.clauses[:1]
+
+
+@dataclass(frozen=True, slots=True)
+class FixFirst:
+    """Failing vectors that one fix would likely turn green: same culprit operation, same
+    blamed clause."""
+
+    op: str
+    clause: str
+    vectors: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +182,25 @@ class Report:
 
     def failed_clauses(self) -> list[str]:
         return [t.clause for t in self.tally() if t.failed]
+
+    def fix_first(self) -> list[FixFirst]:
+        """The failures grouped by culprit operation and blamed clause, largest group first:
+        what to fix first to turn the most failing vectors green."""
+        groups: dict[tuple[str, str], list[str]] = {}
+        for r in self.failures:
+            key = (r.culprit_op, r.blamed[0] if r.blamed else "?")
+            groups.setdefault(key, []).append(r.vector.name)
+        ranked = sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
+        return [FixFirst(op, clause, tuple(names)) for (op, clause), names in ranked]
+
+    def levels(self) -> list[tuple[int, int, int]]:
+        """(level, vectors passed, vectors failed) for each level the run has vectors of."""
+        passed: dict[int, int] = {}
+        failed: dict[int, int] = {}
+        for r in self.results:
+            book = passed if r.passed else failed
+            book[r.vector.level] = book.get(r.vector.level, 0) + 1
+        return [(lv, passed.get(lv, 0), failed.get(lv, 0)) for lv in sorted(passed | failed)]
 
 
 def run_vector(
@@ -342,3 +393,33 @@ def render_report(
         console.print(f"  first difference {f.describe()}", markup=False)
     if len(report.failures) > failures_max:
         console.print(f"... and {len(report.failures) - failures_max} more failing vectors")
+    render_levels(report, console)
+
+
+def render_levels(report: Report, console: Console) -> None:
+    """Passed and failed vectors per level (`corpus.LEVELS`)."""
+    table = Table(title="by level (schedspec conform --level N runs levels 1 to N)")
+    for column in ("level", "what it adds", "passed", "failed"):
+        table.add_column(column)
+    for level, passed, failed in report.levels():
+        style = "red" if failed else "green"
+        table.add_row(str(level), LEVELS[level], str(passed), Text(str(failed), style))
+    console.print(table)
+
+
+def render_fix_first(report: Report, console: Console, shown: int = 5) -> None:
+    """The report's last word: what to fix first (a driver prints it after everything else)."""
+    groups = report.fix_first()
+    if not groups:
+        return
+    console.rule("fix these first")
+    for i, g in enumerate(groups[:shown], 1):
+        example = g.vectors[0]
+        more = f" and {len(g.vectors) - 1} more" if len(g.vectors) > 1 else ""
+        console.print(
+            f"{i}. `{g.op}` against {g.clause}: {len(g.vectors)} failing vectors ({example}{more})",
+            markup=False,
+        )
+    rest = sum(len(g.vectors) for g in groups[shown:])
+    if rest:
+        console.print(f"then {rest} more failing vectors in {len(groups) - shown} groups")
