@@ -30,8 +30,9 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
+# Two workers, one test file each at a time: a file's tests share their module's caches.
 pytest: $(STAMP)
-	$(VENV)/bin/pytest -q -m "not slow"
+	$(VENV)/bin/pytest -q -m "not slow" -n 2 --dist loadfile
 
 # The Node.js implementation (examples/js): clause, protocol and server tests, every vector, a
 # short differential run against the reference server, and its planted bugs (about 20 s).
