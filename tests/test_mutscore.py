@@ -340,3 +340,31 @@ def test_a_mutant_is_explored_only_on_the_scopes_that_run_its_lines(
     assert mutscore.reached(tiny_baseline, claim) == tuple(s["name"] for s in tiny_baseline.scopes)
     cycle = next(m for m in mutscore.file_mutants("step").mutants if m.function == "_cycle_in")
     assert mutscore.reached(tiny_baseline, cycle) == ()
+
+
+def test_a_journaled_run_resumes_without_running_anything_again(
+    tiny_options: Options, tiny_baseline: mutscore.Baseline, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """An interrupted run picks up where it stopped: the unmutated run and every journaled
+    mutant are read back, and only the rest is run. A journal of other sources starts afresh."""
+    path = tmp_path / "journal.jsonl"
+    chosen = mutscore.sample(mutscore.all_mutants(("step", "graph")), 4, 3)
+    key = mutscore.journal_key(tiny_options)
+    first = mutscore.run(
+        chosen[:2], tiny_options, base=tiny_baseline, journal=mutscore.Journal(path, key)
+    )
+    # The second run gets the first two back from the journal, and runs the other two.
+    resumed = mutscore.Journal(path, key)
+    assert resumed.resumed and resumed.journaled == 2 and resumed.baseline == tiny_baseline
+    second = mutscore.run(chosen, tiny_options, journal=resumed)
+    assert [r.mutant.id for r in second.results] == [m.id for m in chosen]
+    assert second.results[:2] == first.results
+    # A third run has everything journaled: it starts no child at all.
+    monkeypatch.setattr(mutscore, "_pool_iter", None)
+    monkeypatch.setattr(mutscore, "_pool", None)
+    third = mutscore.run(chosen, tiny_options, journal=mutscore.Journal(path, key))
+    assert third.results == second.results
+    fresh = mutscore.Journal(path, key + "-other-sources")
+    assert not fresh.resumed and fresh.journaled == 0 and fresh.baseline is None
+    assert path.read_text().count("\n") == 1  # the key alone

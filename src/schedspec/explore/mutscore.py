@@ -70,6 +70,13 @@ The unmutated selection is run once first: if it fails, the column cannot be mea
 report says so, instead of counting every mutant killed. Tests that start another Python
 process (the conformance server, say) run the real core there, so the column is a lower bound.
 
+A whole run takes hours. With `--journal PATH` it writes each finished mutant, and the
+unmutated run, to that file as it goes (one JSON object per line), and a run given the same
+journal picks up where the last one stopped: the unmutated run and every journaled mutant are
+taken from it. The journal's first line is a key, a digest of every source file of the package
+and of the tests selection, and of the options; a journal with another key is started afresh,
+so a result is never reused for code that has changed since.
+
 Equivalent mutants, examined by hand, are listed with a reason in
 `models/mutation/equivalent.toml`. They are explored like any other and reported in their own
 column if they survive; an entry the explorer now kills, or whose description no longer
@@ -83,6 +90,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gc
+import hashlib
 import importlib
 import importlib.abc
 import importlib.machinery
@@ -100,7 +108,7 @@ import time
 import tomllib
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from functools import cache
 from pathlib import Path
 from types import FrameType, ModuleType
@@ -1048,6 +1056,80 @@ def _tests_for(base: Baseline, mutant: Mutant) -> list[str] | None:
 Progress = Callable[[MutantResult, int, int], None]  # a finished mutant, done, total
 
 
+class Journal:
+    """A run's results as they come, so that an interrupted run can be resumed (see the module
+    docstring). Lines: {"key"}, then {"baseline"} (the last one wins) and {"mutant", ...}."""
+
+    def __init__(self, path: Path, key: str) -> None:
+        self.path = path
+        self.key = key
+        self.baseline: Baseline | None = None
+        self._results: dict[str, dict[str, Any]] = {}
+        lines = path.read_text().splitlines() if path.exists() else []
+        if lines and json.loads(lines[0]).get("key") == key:
+            for line in lines[1:]:
+                try:
+                    entry = json.loads(line)
+                except ValueError:  # a line cut short when the last run was killed
+                    continue
+                if "baseline" in entry:
+                    self.baseline = Baseline(**entry["baseline"])
+                elif "mutant" in entry:
+                    self._results[entry["mutant"]] = entry
+            self.resumed = True
+        else:
+            path.write_text(json.dumps({"key": key}) + "\n")
+            self.resumed = False
+
+    def _append(self, entry: dict[str, Any]) -> None:
+        with self.path.open("a") as f:
+            f.write(json.dumps(entry) + "\n")
+
+    def save_baseline(self, base: Baseline) -> None:
+        self.baseline = base
+        self._append({"baseline": asdict(base)})
+
+    def result(self, mutant: Mutant, equivalent: Equivalent | None) -> MutantResult | None:
+        """The journaled result of `mutant`, if its description is still the same."""
+        entry = self._results.get(mutant.id)
+        if entry is None or entry.get("description") != mutant.description:
+            return None
+        tests = entry.get("tests")
+        return MutantResult(
+            mutant,
+            Outcome(**entry["explorer"]),
+            None if tests is None else Outcome(**tests),
+            equivalent,
+        )
+
+    def record(self, result: MutantResult) -> None:
+        tests = result.tests
+        self._append(
+            {
+                "mutant": result.mutant.id,
+                "description": result.mutant.description,
+                "explorer": asdict(result.explorer),
+                "tests": None if tests is None else asdict(tests),
+            }
+        )
+
+    @property
+    def journaled(self) -> int:
+        return len(self._results)
+
+
+def journal_key(options: Options) -> str:
+    """A digest of what a run's results depend on: the package's sources, the tests of the
+    selection (every test file, when it names none), and the options."""
+    digest = hashlib.sha256(repr(options).encode())
+    named = [a for a in options.tests or () if a.endswith(".py")]
+    tests = [ROOT / a for a in named] if named else sorted((ROOT / "tests").glob("*.py"))
+    for path in [*sorted((ROOT / "src" / "schedspec").rglob("*.py")), *tests]:
+        digest.update(str(path.relative_to(ROOT)).encode())
+        digest.update(path.read_bytes() if path.exists() else b"")
+    return digest.hexdigest()
+
+
 def run(
     mutants: Sequence[Mutant],
     options: Options = Options(),
@@ -1056,6 +1138,7 @@ def run(
     progress: Progress | None = None,
     base: Baseline | None = None,
     files: Sequence[str] | None = None,
+    journal: Journal | None = None,
 ) -> Report:
     """Run every mutant through the explorer, and the explorer's survivors through the tests.
     `files` are the files the report has a row for (by default, those of the mutants).
@@ -1070,13 +1153,24 @@ def run(
         file_mutants(file)  # enumerated before forking, so that no child enumerates again
     with tempfile.TemporaryDirectory(prefix="schedspec-mutscore-") as tmp:
         workdir = Path(tmp)
+        if base is None and journal is not None:
+            base = journal.baseline
         if base is None:
             base = baseline(options, workdir)
-        replaying = [m for m in mutants if options.replay and m.file in REPLAYED]
+        if journal is not None and journal.baseline is not base:
+            journal.save_baseline(base)
+        earlier = {}
+        if journal is not None:
+            for m in mutants:
+                found = journal.result(m, listed.get(m.id))
+                if found is not None:
+                    earlier[m.id] = found
+        mutants_left = [m for m in mutants if m.id not in earlier]
+        replaying = [m for m in mutants_left if options.replay and m.file in REPLAYED]
         replayed = _replayed(replaying, base, options, workdir)
         queue: list[_Job] = []
         decided: list[tuple[Mutant, dict[str, Any]]] = []
-        for m in mutants:
+        for m in mutants_left:
             scopes = reached(base, m, options.skip)
             verdict = replayed.get(m.id)
             if verdict is not None and verdict["status"] == INFECTED:
@@ -1105,10 +1199,12 @@ def run(
                 limit = options.timeout_factor * base.tests_seconds + options.timeout_slack
             return _Job("tests", mutant, limit, selection=options.tests)
 
-        def finish(result: MutantResult) -> None:
+        def finish(result: MutantResult, journaled: bool = False) -> None:
             nonlocal done
             done += 1
             by_mutant[result.mutant.id] = result
+            if journal is not None and not journaled:
+                journal.record(result)
             if progress is not None:
                 progress(result, done, len(mutants))
 
@@ -1155,6 +1251,8 @@ def run(
                     base.tests_seconds = round(float(report["seconds"]), 2)
                     base.tests_order = list(report["order"])
                     base.tests_reach = report["reach"]
+                    if journal is not None:
+                        journal.save_baseline(base)
                     jobs = [j for m in waiting_for_tests for j in test(m)]
                 else:
                     base.tests_problem = (
@@ -1174,12 +1272,15 @@ def run(
                 return []
             return explored(job.mutant, report)
 
+        for result in earlier.values():
+            finish(result, journaled=True)
         for m, verdict in decided:
             for job in explored(m, verdict):
                 queue.append(job)
                 results.append({})
-        for _ in _pool_iter(queue, options.jobs, workdir, options.memory_mb, results, more):
-            pass
+        if queue:  # empty when every mutant was journaled
+            for _ in _pool_iter(queue, options.jobs, workdir, options.memory_mb, results, more):
+                pass
     ordered = [by_mutant[m.id] for m in mutants]
     report = Report(files, base, ordered, options, round(time.monotonic() - started, 2))
     for r in ordered:
@@ -1405,6 +1506,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--timeout-slack", type=float, default=5.0)
     parser.add_argument("--equivalents", type=Path, default=EQUIVALENTS)
     parser.add_argument("--list", action="store_true", help="list the mutants and exit")
+    parser.add_argument(
+        "--journal",
+        type=Path,
+        default=None,
+        help="write results there as they come, and resume from it (module docstring)",
+    )
     parser.add_argument("--json", type=Path, default=None, help="write the report as JSON")
     parser.add_argument("--markdown", type=Path, default=None, help="and as Markdown")
     return parser
@@ -1466,18 +1573,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         print(("\r\x1b[2K" if live else "") + line, file=sys.stderr, end="" if live else "\n")
 
-    print(
-        f"{len(mutants)} mutants ({selection}); exploring the unmutated core first", file=sys.stderr
-    )
-    try:
-        base = baseline(options)
-    except BaselineError as problem:
-        print(problem, file=sys.stderr)
-        return 2
+    journal = None if args.journal is None else Journal(args.journal, journal_key(options))
+    base = journal.baseline if journal is not None else None
+    if journal is not None and journal.resumed:
+        print(
+            f"resuming from {args.journal}: {journal.journaled} mutants journaled"
+            f"{'' if base is None else ', the unmutated run too'}",
+            file=sys.stderr,
+        )
+    if base is None:
+        print(
+            f"{len(mutants)} mutants ({selection}); exploring the unmutated core first",
+            file=sys.stderr,
+        )
+        try:
+            base = baseline(options)
+        except BaselineError as problem:
+            print(problem, file=sys.stderr)
+            return 2
     scopes_line = ", ".join(f"{s['name']} {s['seconds']:.1f} s" for s in base.scopes)
     print(f"unmutated: {base.seconds:.0f} s ({scopes_line})", file=sys.stderr)
     report = run(
-        mutants, options, equivalents=equivalents, progress=progress, base=base, files=files
+        mutants,
+        options,
+        equivalents=equivalents,
+        progress=progress,
+        base=base,
+        files=files,
+        journal=journal,
     )
     if live:
         print(file=sys.stderr)
