@@ -98,7 +98,7 @@ def test_start_2_missing_maps_each_task_to_its_sorted_missing_ids() -> None:
     assert caught.value.missing == {"a": ["y", "z"], "c": ["q"]}
     assert list(caught.value.missing) == ["a", "c"]
     assert caught.value.rejection == fx.UnknownDependencies((("a", ("y", "z")), ("c", ("q",))))
-    assert "'a' needs 'y', 'z'" in str(caught.value)
+    assert "'a' needs ['y', 'z']" in str(caught.value)
     assert core(sched) is before
 
 
@@ -115,7 +115,7 @@ def test_start_2_start_3_self_loop_and_two_cycle() -> None:
     assert (error.cycles, error.unexecutable) == ([["a", "a"]], [])
     error = _cycle_error([("a", ("b",)), ("b", ("a",))])
     assert (error.cycles, error.unexecutable) == ([["a", "b", "a"]], [])
-    assert "a -> b -> a" in str(error)
+    assert "'a' -> 'b' -> 'a'" in str(error)
 
 
 def test_start_2_start_3_several_components_listed_by_their_first_member() -> None:
@@ -181,7 +181,7 @@ def test_start_2_unexecutable_lists_descendants_of_cycles_in_submission_order() 
     )
     assert error.cycles == [["p", "q", "p"]]
     assert error.unexecutable == ["t", "s", "u"]
-    assert "(unexecutable: t, s, u)" in str(error)
+    assert "(unexecutable: 't', 's', 'u')" in str(error)
 
 
 def test_start_2_descendants_of_several_cycles_are_listed_once() -> None:

@@ -394,7 +394,7 @@ def test_sub_9_after_start_a_resubmission_closing_a_cycle_is_rejected_with_it() 
         sched.submit("a", ("d", "c"), noop)
     assert caught.value.cycles == [["a", "c", "b", "a"]]
     assert caught.value.unexecutable == []
-    assert "a -> c -> b -> a" in str(caught.value)
+    assert "'a' -> 'c' -> 'b' -> 'a'" in str(caught.value)
     with pytest.raises(CycleError) as self_loop:
         sched.submit("d", ("d",), noop)
     assert self_loop.value.cycles == [["d", "d"]]

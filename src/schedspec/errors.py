@@ -8,8 +8,40 @@ so a program can match on it instead of parsing messages.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
+from typing import TypeVar
+
 from .core import effects as fx
 from .core.types import TaskId
+
+T = TypeVar("T")
+
+
+SHOWN_MAX = 80  # characters of one value in a message
+LISTED_MAX = 8  # items of a list in a message (missing ids, cycles)
+
+
+def shown(value: object) -> str:
+    """`repr(value)` for a message: at most SHOWN_MAX characters, and never raising, so that
+    a value whose `repr` raises or runs to a megabyte cannot break or flood an error. `repr`
+    escapes newlines, NUL and lone surrogates, so the result is safe to print and to log."""
+    try:
+        text = repr(value)
+    except Exception as e:  # the value's own repr is broken: say so instead
+        return f"<{type(value).__name__} whose repr() raised {type(e).__name__}>"
+    return text if len(text) <= SHOWN_MAX else text[: SHOWN_MAX - 3] + "..."
+
+
+def listed(items: Iterable[T], show: Callable[[T], str] = shown, limit: int = LISTED_MAX) -> str:
+    """At most `limit` items, each through `show`, then how many more there are."""
+    values = list(items)
+    head = ", ".join(show(v) for v in values[:limit])
+    return head + (f", ... ({len(values) - limit} more)" if len(values) > limit else "")
+
+
+def _path(cycle: Sequence[TaskId]) -> str:
+    cut = " -> ..." if len(cycle) > LISTED_MAX else ""
+    return " -> ".join(shown(t) for t in cycle[:LISTED_MAX]) + cut
 
 
 class SchedspecError(Exception):
@@ -101,74 +133,76 @@ def error_for(rejection: fx.Rejection) -> SchedulerError:
     match rejection:
         case fx.InvalidTaskId(value):
             return InvalidArgumentError(
-                f"task id must be a non-empty str, got {type(value).__name__} {value!r}", rejection
+                f"task id must be a non-empty str, got {type(value).__name__} {shown(value)}",
+                rejection,
             )
         case fx.InvalidDeps(task_id, value):
             return InvalidArgumentError(
-                f"deps of {task_id!r} must be an iterable of task ids (not a str), "
-                f"got {type(value).__name__} {value!r}",
+                f"deps of {shown(task_id)} must be an iterable of task ids (not a str), "
+                f"got {type(value).__name__} {shown(value)}",
                 rejection,
             )
         case fx.InvalidDependency(task_id, value):
             return InvalidArgumentError(
-                f"dependency of {task_id!r} must be a non-empty str, "
-                f"got {type(value).__name__} {value!r}",
+                f"dependency of {shown(task_id)} must be a non-empty str, "
+                f"got {type(value).__name__} {shown(value)}",
                 rejection,
             )
         case fx.DuplicateDependency(task_id, dependency):
             return DuplicateDependencyError(
-                f"task {task_id!r} names dependency {dependency!r} more than once", rejection
+                f"task {shown(task_id)} names dependency {shown(dependency)} more than once",
+                rejection,
             )
         case fx.SchedulerClosed(task_id):
             return SchedulerClosedError(
-                f"cannot submit {task_id!r}: the scheduler is closing or closed", rejection
+                f"cannot submit {shown(task_id)}: the scheduler is closing or closed", rejection
             )
         case fx.GraphClosed(task_id):
             return GraphClosedError(
-                f"cannot submit new task {task_id!r} after start(): the graph is closed; "
+                f"cannot submit new task {shown(task_id)} after start(): the graph is closed; "
                 "only existing tasks may be re-submitted",
                 rejection,
             )
         case fx.RunningConflict(task_id, generation):
             return ConflictError(
-                f"task {task_id!r} generation {generation} is running and cannot be replaced",
+                f"task {shown(task_id)} generation {generation} is running and cannot be replaced",
                 rejection,
             )
         case fx.UnknownDependencies(missing):
-            listed = "; ".join(f"{t!r} needs {', '.join(map(repr, m))}" for t, m in missing)
-            return UnknownDependencyError(f"unknown dependencies: {listed}", rejection)
+            needs = listed(missing, lambda tm: f"{shown(tm[0])} needs [{listed(tm[1])}]", 4)
+            return UnknownDependencyError(f"unknown dependencies: {needs}", rejection)
         case fx.Cycles(cycles, unexecutable):
-            paths = "; ".join(" -> ".join(c) for c in cycles)
-            tail = f" (unexecutable: {', '.join(unexecutable)})" if unexecutable else ""
+            paths = listed(cycles, _path, 4)
+            tail = f" (unexecutable: {listed(unexecutable)})" if unexecutable else ""
             return CycleError(f"dependency cycle: {paths}{tail}", rejection)
         case fx.NotStarted():
             return NotStartedError("ready() called before start()", rejection)
         case fx.InvalidMaxTasks(value):
             return InvalidArgumentError(
-                f"max_tasks must be None or an int >= 0, got {type(value).__name__} {value!r}",
+                f"max_tasks must be None or an int >= 0, got {type(value).__name__} {shown(value)}",
                 rejection,
             )
         case fx.UnknownTask(task_id):
-            return UnknownTaskError(f"task {task_id!r} was never submitted", rejection)
+            return UnknownTaskError(f"task {shown(task_id)} was never submitted", rejection)
         case fx.InvalidGeneration(task_id, value):
             return InvalidArgumentError(
-                f"generation for {task_id!r} must be an int >= 1, "
-                f"got {type(value).__name__} {value!r}",
+                f"generation for {shown(task_id)} must be an int >= 1, "
+                f"got {type(value).__name__} {shown(value)}",
                 rejection,
             )
         case fx.FutureGeneration(task_id, generation, current):
             return FutureGenerationError(
-                f"task {task_id!r} has no generation {generation} yet (current is {current})",
+                f"task {shown(task_id)} has no generation {generation} yet (current is {current})",
                 rejection,
             )
         case fx.NotClaimed(task_id, generation, state):
             return NotClaimedError(
-                f"task {task_id!r} generation {generation} was never claimed (it is {state})",
+                f"task {shown(task_id)} generation {generation} was never claimed (it is {state})",
                 rejection,
             )
         case fx.CancelNotRequested(task_id, generation):
             return CancelNotRequestedError(
-                f"task {task_id!r} generation {generation}: confirm_cancel without a cancel "
+                f"task {shown(task_id)} generation {generation}: confirm_cancel without a cancel "
                 "request",
                 rejection,
             )

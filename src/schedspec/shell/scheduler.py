@@ -10,6 +10,8 @@ one exception that the core cannot see: `fn` must be callable.
 
 from __future__ import annotations
 
+import itertools
+import math
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -30,7 +32,13 @@ from ..core.types import (
     TaskId,
     TaskState,
 )
-from ..errors import InvalidArgumentError, UnknownTaskError, error_for
+from ..errors import (
+    InvalidArgumentError,
+    SchedulerError,
+    UnknownTaskError,
+    error_for,
+    shown,
+)
 
 # Guards the lazy creation of a token's event against a concurrent `_set`.
 _TOKEN_EVENT_LOCK = threading.Lock()
@@ -146,11 +154,17 @@ class Snapshot:
 
     def task(self, task_id: TaskId) -> TaskView:
         s = self._state
-        state = s.state_of(task_id)
-        generation = s.generation_of(task_id)
+        key = _plain(task_id)
+        if not isinstance(key, str):  # no such task was ever submitted (QUERY-1), and a list,
+            # say, cannot even be looked up
+            raise UnknownTaskError(f"task {shown(task_id)} was never submitted")
+        state = s.state_of(TaskId(key))
+        generation = s.generation_of(TaskId(key))
         if state is None or generation is None:
-            raise UnknownTaskError(f"task {task_id!r} was never submitted")
-        return TaskView(task_id, generation, state, s.cause_of(task_id), s.detail_of(task_id))
+            raise UnknownTaskError(f"task {shown(key)} was never submitted")
+        return TaskView(
+            TaskId(key), generation, state, s.cause_of(TaskId(key)), s.detail_of(TaskId(key))
+        )
 
     def tasks(self) -> list[TaskView]:
         return [self.task(t) for t in self._state.task_ids()]
@@ -230,17 +244,8 @@ class TaskScheduler:
 
     def submit(self, task_id: str, deps: Iterable[str], fn: Callable[..., Any]) -> int:
         """Submit a task version; returns its generation (SUB-*)."""
-        if not callable(fn):
-            raise InvalidArgumentError(
-                f"fn of {task_id!r} must be callable, got {type(fn).__name__} {fn!r}"
-            )
-        dep_tuple: object = deps
-        if not isinstance(deps, str | bytes):
-            try:
-                dep_tuple = tuple(deps)
-            except TypeError:
-                dep_tuple = deps  # the core rejects it with InvalidDeps
-        effects = self._apply(lambda eid: ev.Submit(task_id, dep_tuple, fn, eid))
+        sub = _submission(task_id, deps, fn)
+        effects = self._apply(lambda eid: ev.Submit(sub.task_id, sub.deps, sub.payload, eid))
         reply = effects[0]
         assert isinstance(reply, fx.Submitted)
         return reply.generation
@@ -248,16 +253,42 @@ class TaskScheduler:
     def submit_many(self, items: Iterable[tuple[str, Iterable[str], Callable[..., Any]]]) -> None:
         """Submit several versions in one step; same meaning as one `submit` each (EFFECT-4).
 
-        Raises the error of the first refused member; members before it are accepted, as they
-        would be in sequence.
+        Each item is a `(task_id, deps, fn)` triple, judged as `submit` judges its arguments,
+        in order, as by a loop that goes on past a refused `submit`: a refused item is left
+        out and the others are submitted. Then the error of the first refused item, if any, is
+        raised. Items that raise while being read end the reading there.
         """
-        subs = tuple(ev.Submit(t, tuple(d), f) for t, d, f in items)
-        effects = self._apply(lambda eid: ev.SubmitBatch(subs, eid))
-        reply = effects[0]
-        assert isinstance(reply, fx.Batched)
-        for member in reply.replies:
-            if isinstance(member, fx.Rejected):
-                raise error_for(member.rejection)
+        subs: list[ev.Submit] = []
+        positions: list[int] = []  # the item index of each member of `subs`
+        refusals: list[tuple[int, SchedulerError]] = []
+        i = -1
+        try:
+            for i, item in enumerate(items):
+                try:
+                    subs.append(_submission(*_triple(i, item)))
+                    positions.append(i)
+                except SchedulerError as e:
+                    refusals.append((i, e))
+        except Exception as e:  # the items' own iteration raised
+            refusals.append(
+                (
+                    i + 1,
+                    InvalidArgumentError(
+                        f"reading the items of submit_many raised {type(e).__name__}: "
+                        f"{shown(str(e))}"
+                    ),
+                )
+            )
+        if subs:
+            batch = tuple(subs)
+            effects = self._apply(lambda eid: ev.SubmitBatch(batch, eid))
+            reply = effects[0]
+            assert isinstance(reply, fx.Batched)
+            for position, member in zip(positions, reply.replies, strict=True):
+                if isinstance(member, fx.Rejected):
+                    refusals.append((position, error_for(member.rejection)))
+        if refusals:
+            raise min(refusals, key=lambda refusal: refusal[0])[1]
 
     def start(self) -> None:
         """Validate and freeze the graph (START-*)."""
@@ -280,26 +311,37 @@ class TaskScheduler:
 
     def complete(self, task_id: str, generation: int, result: object = None) -> Outcome:
         """DONE-1, DONE-3..7."""
-        return self._answer(lambda eid: ev.Complete(task_id, generation, result, eid))
+        return self._answer(lambda eid: ev.Complete(_plain(task_id), generation, result, eid))
 
     def fail(self, task_id: str, generation: int, error: object) -> Outcome:
         """DONE-2..7."""
-        return self._answer(lambda eid: ev.Fail(task_id, generation, error, eid))
+        return self._answer(lambda eid: ev.Fail(_plain(task_id), generation, error, eid))
 
     def cancel(self, task_id: str, generation: int | None = None) -> Outcome:
         """CANCEL-1..3, CANCEL-5."""
-        return self._answer(lambda eid: ev.Cancel(task_id, generation, eid))
+        return self._answer(lambda eid: ev.Cancel(_plain(task_id), generation, eid))
 
     def confirm_cancel(self, task_id: str, generation: int) -> Outcome:
         """CANCEL-4: the running function stopped on request."""
-        return self._answer(lambda eid: ev.ConfirmCancel(task_id, generation, eid))
+        return self._answer(lambda eid: ev.ConfirmCancel(_plain(task_id), generation, eid))
 
     def close(self, timeout: float | None = None) -> CloseReport:
-        """Stop claiming, cancel queued versions, and wait for the drain (CLOSE-*)."""
+        """Stop claiming, cancel queued versions, and wait for the drain (CLOSE-*).
+
+        `timeout` is None (wait for the drain) or a finite number of seconds >= 0; anything
+        else is refused before anything changes. A timeout beyond `threading.TIMEOUT_MAX`
+        (some 292 years) waits as None does."""
         if timeout is not None and (
-            not isinstance(timeout, int | float) or isinstance(timeout, bool) or timeout < 0
+            not isinstance(timeout, int | float)
+            or isinstance(timeout, bool)
+            or not math.isfinite(timeout)
+            or timeout < 0
         ):
-            raise InvalidArgumentError(f"timeout must be None or >= 0, got {timeout!r}")
+            raise InvalidArgumentError(
+                f"timeout must be None or a finite number >= 0, got {shown(timeout)}"
+            )
+        if timeout is not None and timeout > threading.TIMEOUT_MAX:
+            timeout = None
         effects = self._apply(ev.Close)
         cancelled = tuple(
             VersionRef(e.task_id, e.generation)
@@ -345,3 +387,64 @@ class TaskScheduler:
     def phase(self) -> Phase:
         with self._lock:
             return self._state.phase
+
+
+# One validation path for `submit` and `submit_many`.
+
+
+def _plain(value: object) -> object:
+    """A `str` subclass as the plain `str` of the same code points, so that its own `__hash__`,
+    `__eq__` or `__str__` never runs inside the scheduler; anything else as it is, for the core
+    to judge (SUB-1)."""
+    return str.__str__(value) if isinstance(value, str) and type(value) is not str else value
+
+
+def _read_deps(task_id: object, deps: object) -> object:
+    """`deps` as a tuple, read only as far as the core looks (SUB-1, SUB-2): up to the first
+    element that is not a non-empty str or repeats an earlier one, which the core then reports
+    (it reports the first such element). So an iterator that never ends is read up to its first
+    repeat, and one that raises is refused without the exception leaking. A str, or anything
+    that is not iterable, is passed as it is: the core refuses it as `deps`."""
+    if isinstance(deps, str | bytes):
+        return deps
+    try:
+        elements = iter(deps)  # type: ignore[call-overload]
+    except TypeError:
+        return deps
+    read: list[object] = []
+    seen: set[str] = set()
+    try:
+        for element in elements:
+            dep = _plain(element)
+            read.append(dep)
+            if not isinstance(dep, str) or not dep or dep in seen:
+                break
+            seen.add(dep)
+    except Exception as e:
+        raise InvalidArgumentError(
+            f"reading the deps of {shown(task_id)} raised {type(e).__name__}: {shown(str(e))}"
+        ) from None
+    return tuple(read)
+
+
+def _triple(i: int, item: object) -> tuple[object, object, object]:
+    """Item `i` of `submit_many` as `(task_id, deps, fn)`, or why it is not one."""
+    try:
+        fields = tuple(itertools.islice(item, 4))  # type: ignore[call-overload]
+        task_id, deps, fn = fields
+    except (TypeError, ValueError):
+        raise InvalidArgumentError(
+            f"item {i} of submit_many must be a (task_id, deps, fn) triple, "
+            f"got {type(item).__name__} {shown(item)}"
+        ) from None
+    return task_id, deps, fn
+
+
+def _submission(task_id: object, deps: object, fn: object) -> ev.Submit:
+    """The core's `Submit` for `submit(task_id, deps, fn)`, or the shell's own refusal of a
+    function that is not callable or of deps that cannot be read."""
+    if not callable(fn):
+        raise InvalidArgumentError(
+            f"fn of {shown(task_id)} must be callable, got {type(fn).__name__} {shown(fn)}"
+        )
+    return ev.Submit(_plain(task_id), _read_deps(task_id, deps), fn)
