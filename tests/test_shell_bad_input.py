@@ -4,7 +4,9 @@ wrong, with a bounded message, and the state exactly as it was (SUB-3).
 Found by probing the shell with some 600 bad inputs (issue 13, section 4): an absurd `close`
 timeout that raised after the close had taken effect, or busy-waited; `submit_many` skipping
 `submit`'s checks; a `deps` iterator that raised or never ended; values whose `repr` raises or
-runs to a megabyte; a `str` subclass whose `__hash__` raises; raw ids in `CycleError`.
+runs to a megabyte; a `str` subclass whose `__hash__` raises; raw ids in `CycleError`; a
+`Runner` that left versions running when a function raised `SystemExit`, when the executor
+refused the work, or when it could not pickle it.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import itertools
 import threading
 from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 
 import pytest
 
@@ -21,12 +24,13 @@ from schedspec.errors import (
     SHOWN_MAX,
     CycleError,
     DuplicateDependencyError,
+    EnvironmentFault,
     InvalidArgumentError,
     SchedulerError,
     UnknownDependencyError,
     UnknownTaskError,
 )
-from schedspec.shell import TaskScheduler
+from schedspec.shell import Runner, TaskScheduler
 
 MESSAGE_MAX = 1000
 
@@ -192,3 +196,55 @@ def test_a_query_of_something_that_cannot_be_an_id_is_an_unknown_task() -> None:
     s = TaskScheduler(max_concurrency=1)
     error = refused(s.state, ["a"])  # unhashable: the lookup itself would raise TypeError
     assert isinstance(error, UnknownTaskError) and "['a'] was never submitted" in str(error)
+
+
+# The Runner leaves no version running, whatever goes wrong.
+
+
+def exits(token: object) -> None:
+    raise SystemExit(3)
+
+
+def interrupted(token: object) -> None:
+    raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("fn", [exits, interrupted])
+def test_runner_fails_a_version_whose_function_raises_a_base_exception(fn: object) -> None:
+    s = TaskScheduler(max_concurrency=1)
+    s.submit("a", [], fn)  # type: ignore[arg-type]
+    s.submit("b", ["a"], noop)
+    s.start()
+    with pytest.raises((SystemExit, KeyboardInterrupt)):
+        Runner(s).run()
+    assert s.state("a") is TaskState.FAILED and s.state("b") is TaskState.BLOCKED
+    assert isinstance(s.snapshot().task("a").detail, SystemExit | KeyboardInterrupt)
+    assert s.close(timeout=None).closed  # nothing left running: close returns at once
+
+
+def test_runner_fails_the_claims_a_shut_down_executor_refuses() -> None:
+    s = TaskScheduler(max_concurrency=2)
+    for t in ("a", "b"):
+        s.submit(t, [], noop)
+    s.start()
+    pool = ThreadPoolExecutor(max_workers=1)
+    pool.shutdown()
+    with pytest.raises(EnvironmentFault, match="executor refused 'a'"):
+        Runner(s, pool).run()
+    assert s.state("a") is TaskState.FAILED and s.state("b") is TaskState.FAILED
+    assert isinstance(s.snapshot().task("b").detail, RuntimeError)
+    assert s.close(timeout=None).closed
+
+
+def test_runner_on_a_process_pool_fails_what_it_cannot_send() -> None:
+    """A process pool pickles the work; a task function bound to the scheduler cannot be: each
+    version fails with the pool's error instead of staying running."""
+    s = TaskScheduler(max_concurrency=2)
+    s.submit("a", [], noop)
+    s.submit("b", ["a"], noop)
+    s.start()
+    with ProcessPoolExecutor(max_workers=1) as pool:
+        report = Runner(s, pool).run()
+    assert report.counts[TaskState.FAILED] == 1 and report.counts[TaskState.BLOCKED] == 1
+    assert report.counts[TaskState.RUNNING] == 0
+    assert s.close(timeout=None).closed

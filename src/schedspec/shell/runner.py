@@ -5,6 +5,16 @@ called as `fn(token)`. Its return value is reported with `complete`, an exceptio
 and `CancelledByRequest` raised after a cancellation request with `confirm_cancel`, always with
 the claimed generation, so a late report after a re-submission is stale (DONE-5) rather than
 wrong.
+
+No claimed version is left `running` by the runner, whatever goes wrong:
+- a function that raises a `BaseException` that is not an `Exception` (`SystemExit`,
+  `KeyboardInterrupt`) fails its version with it, and `run()` then raises it;
+- a claim the executor refuses (it was shut down) fails its version, and every later claim of
+  the same batch, with the executor's error, and `run()` raises `EnvironmentFault`;
+- work the executor accepts but cannot run (a process pool that cannot pickle it, a broken
+  pool) fails its version with the executor's error, and the run goes on.
+A report on a version that was already reported is harmless: it is answered `already_terminal`
+(DONE-4).
 """
 
 from __future__ import annotations
@@ -13,7 +23,7 @@ import concurrent.futures as cf
 from dataclasses import dataclass
 
 from ..core.types import Outcome, TaskState
-from ..errors import CancelledByRequest, EnvironmentFault
+from ..errors import CancelledByRequest, EnvironmentFault, shown
 from .scheduler import Claim, TaskScheduler
 
 
@@ -39,20 +49,36 @@ class Runner:
             max_workers=max(1, self._scheduler.max_concurrency)
         )
         executed = 0
-        in_flight: set[cf.Future[Outcome]] = set()
+        in_flight: dict[cf.Future[Outcome], Claim] = {}
+        raising: BaseException | None = None
         try:
-            while True:
-                for claim in self._scheduler.ready():
+            while raising is None:
+                claims = self._scheduler.ready()
+                for i, claim in enumerate(claims):
                     try:
-                        in_flight.add(executor.submit(self._execute, claim))
+                        in_flight[executor.submit(self._execute, claim)] = claim
                     except RuntimeError as exc:  # a shut-down executor
-                        raise EnvironmentFault(f"executor refused {claim.task_id!r}") from exc
+                        for refused in claims[i:]:
+                            self._scheduler.fail(refused.task_id, refused.generation, exc)
+                        raise EnvironmentFault(
+                            f"executor refused {shown(claim.task_id)}: {shown(str(exc))}"
+                        ) from exc
                     executed += 1
                 if not in_flight:
                     break
-                done, in_flight = cf.wait(in_flight, return_when=cf.FIRST_COMPLETED)
+                done, _ = cf.wait(in_flight, return_when=cf.FIRST_COMPLETED)
                 for future in done:
-                    future.result()  # a report that raised is a bug worth surfacing
+                    claim = in_flight.pop(future)
+                    error = future.exception()
+                    if error is None:
+                        continue
+                    # Raised outside the function's own handling (it cannot be pickled, the
+                    # pool broke) or a BaseException: the version fails with it, if not yet.
+                    self._scheduler.fail(claim.task_id, claim.generation, error)
+                    if not isinstance(error, Exception):
+                        raising = error
+            if raising is not None:
+                raise raising
         finally:
             if own:
                 executor.shutdown(wait=True)
@@ -68,4 +94,7 @@ class Runner:
             return s.fail(claim.task_id, claim.generation, CancelledByRequest())
         except Exception as exc:  # the task's own failure is data, not a crash of the runner
             return s.fail(claim.task_id, claim.generation, exc)
+        except BaseException as exc:  # SystemExit, KeyboardInterrupt: fail, then let it go on
+            s.fail(claim.task_id, claim.generation, exc)
+            raise
         return s.complete(claim.task_id, claim.generation, result)
