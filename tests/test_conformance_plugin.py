@@ -128,3 +128,15 @@ def test_wire_plugin_refuses_absurd_options_as_usage_errors(tmp_path: Path, opti
     impl = "--schedspec-impl=schedspec.conformance.reference:ReferenceImplementation"
     status, out = run_pytest(tmp_path, impl, option)
     assert status == 4 and f"argument {option.split('=')[0]}" in out, out
+
+
+def test_plugin_imports_no_hypothesis_unless_asked(tmp_path: Path) -> None:
+    """Installed, the plugin loads in every pytest run of the environment: without
+    --schedspec-impl it must not import Hypothesis (which the environment may not have)."""
+    (tmp_path / "conftest.py").write_text(
+        "import sys\n"
+        "def pytest_sessionfinish(session):\n"
+        "    print('HYPOTHESIS LOADED' if 'hypothesis' in sys.modules else 'NO HYPOTHESIS')\n"
+    )
+    status, out = run_pytest(tmp_path, "-s", "-p", "no:hypothesispytest")
+    assert status == 0 and "NO HYPOTHESIS" in out, out

@@ -4,6 +4,8 @@ The contract is `spec/contract.md`; `schedspec.core` is its pure restatement as
 `step(state, event) -> (state, effects)`; `TaskScheduler` is the thread-safe shell.
 """
 
+from importlib.metadata import PackageNotFoundError, version
+
 from .core.types import Cause, Outcome, OutcomeKind, Phase, TaskState
 from .errors import (
     CancelledByRequest,
@@ -34,6 +36,11 @@ from .shell import (
     TaskView,
     VersionRef,
 )
+
+try:
+    __version__ = version("schedspec")
+except PackageNotFoundError:  # run from a checkout that was never installed
+    __version__ = "0+unknown"
 
 __all__ = [
     "CancelNotRequestedError",

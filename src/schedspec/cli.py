@@ -17,6 +17,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from . import __version__
 from .core.table import PHASE_TRANSITIONS, TRANSITIONS
 from .core.types import TaskState
 from .shell import CancellationToken, Runner, TaskScheduler
@@ -139,6 +140,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return explore_cli.main(argv)
     parser = argparse.ArgumentParser(prog="schedspec", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"schedspec {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("demo", help="run the scheduler on a small build graph")
     d = sub.add_parser("diagram", help="print (or --write) spec/diagram.md from the table")

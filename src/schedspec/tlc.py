@@ -58,7 +58,8 @@ _SUCCESS = "Model checking completed. No error has been found."
 
 
 class TlcUnavailableError(RuntimeError):
-    """Java or tla2tools.jar cannot be found: an environment fault, not a spec violation."""
+    """Java, tla2tools.jar or the TLA+ spec cannot be found: an environment fault, not a spec
+    violation."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +86,17 @@ class TlcResult:
     seconds: float
     loop_back_to: int | None = None
     output: str = field(default="", repr=False)
+
+
+def spec_path() -> Path:
+    """`tla/Scheduler.tla`, which every model extends; its absence is an environment fault,
+    reported as such, not a violation TLC would seem to find."""
+    spec = TLA_DIR / "Scheduler.tla"
+    if not spec.is_file():
+        raise TlcUnavailableError(
+            f"no TLA+ spec: {spec} is missing (it lives in tla/ of schedspec's repository)"
+        )
+    return spec
 
 
 def jar_path() -> Path:
@@ -141,6 +153,7 @@ def run_tlc(
     `dump_dot`, TLC writes its state graph there, each edge labelled with its action.
     """
     config = resolve_config(str(config_path))
+    spec_path()
     command_prefix = [java_path(), "-XX:+UseParallelGC"]
     jar = jar_path()
     with tempfile.TemporaryDirectory(prefix="schedspec-tlc-") as scratch:
@@ -341,22 +354,22 @@ def run_mutant(path: Path, workers: int = WORKERS_DEFAULT) -> tuple[Mutant, TlcR
 
 def main(argv: list[str]) -> int:
     """`schedspec tlc [SCOPE ...] [--full] [--workers N]`; non-zero when any model fails."""
-    from .explore.scope import scopes
+    from .explore.scope import ScopeError, scopes
 
     parser = argparse.ArgumentParser(prog="schedspec tlc", description=__doc__.splitlines()[0])
     parser.add_argument("configs", nargs="*", help="scopes or models (default: the default ones)")
     parser.add_argument("--full", action="store_true", help="every scope, not only the default")
     parser.add_argument("--workers", type=int, default=WORKERS_DEFAULT, help="TLC workers")
     args = parser.parse_args(argv)
-    every = scopes()
-    names: list[str] = list(args.configs) or [s.name for s in every if s.default or args.full]
     console = Console()
     results: list[TlcResult] = []
     try:
+        every = scopes()
+        names: list[str] = list(args.configs) or [s.name for s in every if s.default or args.full]
         for name in names:
             with console.status(f"TLC: {name}"):
                 results.append(run_tlc(name, workers=args.workers))
-    except (TlcUnavailableError, FileNotFoundError) as problem:
+    except (TlcUnavailableError, FileNotFoundError, ScopeError) as problem:
         console.print(f"[red]{problem}[/]")
         return 2
     print_results(console, results)

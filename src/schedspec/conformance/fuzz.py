@@ -49,16 +49,16 @@ from . import clauses as clause_rules
 from .adapters import Factory, Implementation, ImplementationFault, Verdict
 from .compare import STRICT, Comparator, Difference
 from .corpus import Vector, VectorStep, generate_vector
+from .options import DEFAULT_EXAMPLES as DEFAULT_EXAMPLES
+from .options import DEFAULT_SEED as DEFAULT_SEED
+from .options import DEFAULT_SHRINK_S as DEFAULT_SHRINK_S
+from .options import DEFAULT_STEPS as DEFAULT_STEPS
 from .oracle import Mode as Mode  # re-exported: fuzz.Mode is part of the interface
 from .oracle import oracle_for
 from .protocol import JsonObject, JsonValue
 from .scenario import Scenario, Step
 from .strategies import Knowledge, Program, programs
 
-DEFAULT_SEED = 0
-DEFAULT_EXAMPLES = 200
-DEFAULT_STEPS = 40
-DEFAULT_SHRINK_S = 60.0
 QUERIES = ("query", "query_all")
 
 

@@ -10,6 +10,13 @@ import math
 # The shortest reply line a driver may be told to accept: the longest reply in the corpus fits.
 LINE_MAX_LEAST = 4096
 
+# The fuzzer's defaults (`fuzz.fuzz`), here so that the pytest plugin can offer its options
+# without importing Hypothesis into every pytest run of an environment that has schedspec.
+DEFAULT_SEED = 0
+DEFAULT_EXAMPLES = 200
+DEFAULT_STEPS = 40
+DEFAULT_SHRINK_S = 60.0
+
 
 def positive(text: str) -> int:
     try:

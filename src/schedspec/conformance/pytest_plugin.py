@@ -38,7 +38,9 @@ _HARNESS = pytest.StashKey["Harness"]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    from . import fuzz
+    # Light modules only: this runs in every pytest session of an environment with schedspec,
+    # so it must not import Hypothesis (fuzz.py) or anything else the user may not have.
+    from . import options as fuzz
     from .adapters import TIMEOUT_S
     from .options import seconds, seconds_or_zero
 

@@ -115,7 +115,7 @@ def verify(argv: list[str]) -> int:
     use_tlc = not args.no_tlc
     if use_tlc:
         try:
-            tlc.jar_path(), tlc.java_path()
+            tlc.jar_path(), tlc.java_path(), tlc.spec_path()
         except tlc.TlcUnavailableError as problem:
             console.print(f"[red]{problem}[/] (or run with --no-tlc)")
             return 2
@@ -353,4 +353,8 @@ COMMANDS = {"verify": verify, "explore": explore, "models": models}
 
 
 def main(argv: list[str]) -> int:
-    return COMMANDS[argv[0]](argv[1:])
+    try:
+        return COMMANDS[argv[0]](argv[1:])
+    except ScopeError as problem:  # no scopes, or none by that name: nothing was checked
+        make_console().print(f"[red]{problem}[/]")
+        return 2

@@ -171,13 +171,22 @@ def _names(
     return list(value)
 
 
-def scopes(directory: Path = MODELS_DIR) -> list[Scope]:
-    """Every scope in `directory`, by name."""
-    return [load(p) for p in sorted(directory.glob("*.toml"))]
+def scopes(directory: Path | None = None) -> list[Scope]:
+    """Every scope in `directory` (by default `models/`), by name. None at all is an error,
+    never an empty success: a command that checked nothing must not exit 0."""
+    directory = MODELS_DIR if directory is None else directory
+    found = [load(p) for p in sorted(directory.glob("*.toml"))]
+    if not found:
+        raise ScopeError(
+            f"no scopes in {directory}: the folder of models is missing or empty "
+            "(schedspec's scopes live in models/ of its repository)"
+        )
+    return found
 
 
-def find(name: str, directory: Path = MODELS_DIR) -> Scope:
+def find(name: str, directory: Path | None = None) -> Scope:
     """The scope called `name` (a file stem in `models/`, or a path to a .toml file)."""
+    directory = MODELS_DIR if directory is None else directory
     path = Path(name)
     if path.suffix != ".toml":
         path = directory / f"{name}.toml"
