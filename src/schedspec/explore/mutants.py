@@ -30,10 +30,10 @@ from types import ModuleType
 
 from ..mutation import apply_edits, edits_of
 from .model import Step
-from .scope import MODELS_DIR, ROOT
+from .scope import MODELS_DIR
 
 MUTANTS_DIR = MODELS_DIR / "mutants"
-CORE_DIR = ROOT / "src" / "schedspec" / "core"
+CORE_DIR = Path(__file__).resolve().parents[1] / "core"
 
 
 @dataclass(frozen=True, slots=True)

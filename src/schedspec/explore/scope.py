@@ -37,9 +37,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent.parent.parent
-MODELS_DIR = ROOT / "models"
-TLA_MODELS_DIR = ROOT / "tla" / "models"
+from .. import data
+
+MODELS_DIR = data.path("models")
+TLA_MODELS_DIR = data.path("tla") / "models"
 OPTIONAL_MOVES = ("Cancel", "Close")
 REDUCTIONS = ("workers", "tasks")
 _KEYS = {
@@ -178,8 +179,8 @@ def scopes(directory: Path | None = None) -> list[Scope]:
     found = [load(p) for p in sorted(directory.glob("*.toml"))]
     if not found:
         raise ScopeError(
-            f"no scopes in {directory}: the folder of models is missing or empty "
-            "(schedspec's scopes live in models/ of its repository)"
+            f"no scopes in {directory}: the folder of models is missing or empty (the wheel "
+            "carries it in schedspec/_data/models/, a checkout in models/)"
         )
     return found
 
