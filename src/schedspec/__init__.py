@@ -35,6 +35,7 @@ from .shell import (
     TaskScheduler,
     TaskView,
     VersionRef,
+    Waiting,
 )
 
 try:
@@ -73,4 +74,5 @@ __all__ = [
     "UnknownDependencyError",
     "UnknownTaskError",
     "VersionRef",
+    "Waiting",
 ]

@@ -9,6 +9,7 @@ from .scheduler import (
     TaskScheduler,
     TaskView,
     VersionRef,
+    Waiting,
 )
 
 __all__ = [
@@ -21,4 +22,5 @@ __all__ = [
     "TaskScheduler",
     "TaskView",
     "VersionRef",
+    "Waiting",
 ]

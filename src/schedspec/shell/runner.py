@@ -15,11 +15,20 @@ No claimed version is left `running` by the runner, whatever goes wrong:
   pool) fails its version with the executor's error, and the run goes on.
 A report on a version that was already reported is harmless: it is answered `already_terminal`
 (DONE-4).
+
+A function may be `async def` (or return any awaitable): the runner awaits it on an event loop
+of its own, in the worker, and reports what the awaited call returns or raises, never the
+coroutine object itself. `run()` on a scheduler whose `max_concurrency` is 0 warns
+(`RuntimeWarning`): nothing can ever be claimed, so it returns at once.
 """
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures as cf
+import inspect
+import warnings
+from collections.abc import Awaitable
 from dataclasses import dataclass
 
 from ..core.types import Outcome, TaskState
@@ -44,6 +53,12 @@ class Runner:
 
     def run(self) -> RunReport:
         """Claim, execute and report until quiescent. Call `start()` first."""
+        if self._scheduler.max_concurrency == 0:
+            warnings.warn(
+                "max_concurrency is 0: nothing can ever be claimed, so run() returns at once",
+                RuntimeWarning,
+                stacklevel=2,
+            )
         own = self._executor is None
         executor = self._executor or cf.ThreadPoolExecutor(
             max_workers=max(1, self._scheduler.max_concurrency)
@@ -88,6 +103,8 @@ class Runner:
         s = self._scheduler
         try:
             result = claim.fn(claim.token)
+            if inspect.isawaitable(result):
+                result = asyncio.run(_awaited(result))
         except CancelledByRequest:
             if claim.token.cancelled:
                 return s.confirm_cancel(claim.task_id, claim.generation)
@@ -98,3 +115,7 @@ class Runner:
             s.fail(claim.task_id, claim.generation, exc)
             raise
         return s.complete(claim.task_id, claim.generation, result)
+
+
+async def _awaited(awaitable: Awaitable[object]) -> object:
+    return await awaitable

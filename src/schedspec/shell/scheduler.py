@@ -122,6 +122,19 @@ class TaskView:
     detail: object
 
 
+@dataclass(frozen=True, slots=True)
+class Waiting:
+    """Why a version is where it is (`Snapshot.waiting_on`): its dependencies in submitted
+    order, each with its current generation and state (None for an id never submitted), and
+    how many of them its release still waits for (`remaining`, 0 unless it is pending)."""
+
+    task_id: TaskId
+    generation: Generation
+    state: TaskState
+    deps: tuple[tuple[TaskId, Generation | None, TaskState | None], ...]
+    remaining: int
+
+
 class Snapshot:
     """An immutable view of the whole scheduler at one instant (QUERY-2).
 
@@ -151,6 +164,16 @@ class Snapshot:
 
     def task_ids(self) -> list[TaskId]:
         return list(self._state.task_ids())
+
+    def waiting_on(self, task_id: TaskId) -> Waiting:
+        """Why is this pending? The version's dependencies with their states, and how many of
+        them it still waits for (STATE-4). Raises `UnknownTaskError` as `task` does."""
+        view = self.task(task_id)
+        facts = self._state.facts(view.task_id)
+        assert facts is not None
+        s = self._state
+        deps = tuple((d, s.generation_of(d), s.state_of(d)) for d in facts.deps)
+        return Waiting(view.task_id, view.generation, view.state, deps, facts.remaining)
 
     def task(self, task_id: TaskId) -> TaskView:
         s = self._state
@@ -378,6 +401,10 @@ class TaskScheduler:
 
     def blocking_cause(self, task_id: str) -> Cause | None:
         return self.snapshot().task(TaskId(task_id)).cause
+
+    def waiting_on(self, task_id: str) -> Waiting:
+        """Why is this pending? See `Snapshot.waiting_on`."""
+        return self.snapshot().waiting_on(TaskId(task_id))
 
     @property
     def max_concurrency(self) -> int:
