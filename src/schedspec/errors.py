@@ -49,11 +49,34 @@ class SchedspecError(Exception):
 
 
 class SchedulerError(SchedspecError):
-    """A caller's mistake: the operation was refused and nothing changed (SUB-3)."""
+    """A caller's mistake: the operation was refused and nothing changed (SUB-3).
+
+    Besides the message, the facts of the refusal as plain attributes, None where the refusal
+    has no such fact, so that a program matches on data, never on the message:
+
+    - `task_id`: the task the refused operation named (or whose dependency was wrong);
+    - `generation`: the generation it named (`FutureGenerationError`, `NotClaimedError`,
+      `ConflictError`, `CancelNotRequestedError`);
+    - `current`: the task's current generation (`FutureGenerationError`);
+    - `state`: the version's state (`NotClaimedError`);
+    - `dependency`: the dependency named twice (`DuplicateDependencyError`);
+    - `value`: the offending value of a wrong argument (`InvalidArgumentError`);
+    - `missing` and `cycles`/`unexecutable` on the two `start()` refusals (their classes).
+
+    `rejection` is the core's own record of the refusal, for those who use the core.
+    """
+
+    FACTS = ("task_id", "generation", "current", "state", "dependency", "value")
 
     def __init__(self, message: str, rejection: fx.Rejection | None = None) -> None:
         super().__init__(message)
         self.rejection = rejection
+        self.task_id: TaskId | None = getattr(rejection, "task_id", None)
+        self.generation: int | None = getattr(rejection, "generation", None)
+        self.current: int | None = getattr(rejection, "current", None)
+        self.state: object = getattr(rejection, "state", None)
+        self.dependency: TaskId | None = getattr(rejection, "dependency", None)
+        self.value: object = getattr(rejection, "value", None)
 
 
 class EnvironmentFault(SchedspecError):
