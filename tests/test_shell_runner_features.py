@@ -1,6 +1,7 @@
 """Shell behaviours workflow users expect (issue 13, section 3), each documented where it lives:
-async task functions are awaited (`shell/runner.py`), `run()` with no slot warns, and
-`waiting_on` says why a version is pending (`Snapshot.waiting_on`)."""
+async task functions are awaited (`shell/runner.py`), `run()` with no slot warns, `waiting_on`
+says why a version is pending (`Snapshot.waiting_on`), `retry` re-submits a failed task and what
+it blocked (`TaskScheduler.retry`), and the runner retries with a backoff (`shell/runner.py`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,17 @@ import asyncio
 
 import pytest
 
-from schedspec import Runner, TaskScheduler, TaskState, Waiting
+from schedspec import (
+    Cause,
+    InvalidArgumentError,
+    Runner,
+    SchedulerClosedError,
+    TaskScheduler,
+    TaskState,
+    UnknownTaskError,
+    VersionRef,
+    Waiting,
+)
 
 
 async def seven(token: object) -> int:
@@ -61,3 +72,77 @@ def test_waiting_on_lists_the_dependencies_and_what_is_left() -> None:
     assert waiting.remaining == 2
     assert waiting.deps[:2] == (("a", 1, TaskState.SUCCEEDED), ("b", 1, TaskState.RUNNING))
     assert s.waiting_on("a").remaining == 0  # not pending: it waits for nothing
+
+
+def ok(token: object) -> str:
+    return "ok"
+
+
+def boom(token: object) -> None:
+    raise RuntimeError("boom")
+
+
+def test_retry_resubmits_the_failed_task_and_what_it_blocked_in_dependency_order() -> None:
+    s = TaskScheduler(max_concurrency=1)
+    s.submit("c", ["b"], ok)  # submitted before its dependency: the order is not the sequence
+    s.submit("a", [], boom)
+    s.submit("b", ["a"], ok)
+    s.submit("y", [], boom)
+    s.submit("e", ["y"], ok)
+    s.start()
+    Runner(s).run()
+    assert s.blocking_cause("c") == Cause("a", 1, TaskState.FAILED)
+    made = s.retry("a")
+    assert made == [VersionRef("a", 2), VersionRef("b", 2), VersionRef("c", 2)]
+    assert [s.state(t) for t in "abc"] == [TaskState.READY, TaskState.PENDING, TaskState.PENDING]
+    assert s.state("e") is TaskState.BLOCKED  # blocked by another cause: not retried
+    assert s.waiting_on("c").deps == (("b", 2, TaskState.PENDING),)
+
+
+def test_retry_refuses_what_cannot_be_retried_and_changes_nothing() -> None:
+    s = TaskScheduler(max_concurrency=1)
+    s.submit("a", [], ok)
+    s.submit("f", [], boom)
+    s.start()
+    Runner(s).run()
+    with pytest.raises(InvalidArgumentError, match="'a' is succeeded"):
+        s.retry("a")
+    with pytest.raises(UnknownTaskError):
+        s.retry("nope")
+    s.close()
+    before = s.snapshot().core_state
+    with pytest.raises(SchedulerClosedError):
+        s.retry("f")
+    assert s.snapshot().core_state is before
+
+
+def flaky(failures: int) -> object:
+    calls = []
+
+    def fn(token: object) -> str:
+        calls.append(1)
+        if len(calls) <= failures:
+            raise RuntimeError(f"attempt {len(calls)}")
+        return "done"
+
+    return fn
+
+
+@pytest.mark.parametrize(("retries", "final"), [(2, TaskState.SUCCEEDED), (1, TaskState.FAILED)])
+def test_the_runner_retries_a_failed_task_up_to_its_limit(retries: int, final: TaskState) -> None:
+    s = TaskScheduler(max_concurrency=2)
+    s.submit("a", [], flaky(2))  # type: ignore[arg-type]
+    s.submit("b", ["a"], ok)
+    s.start()
+    Runner(s, retries=retries, backoff_s=0.001).run()
+    assert s.state("a") is final and s.generation("a") == 1 + retries
+    expected = TaskState.SUCCEEDED if final is TaskState.SUCCEEDED else TaskState.BLOCKED
+    assert s.state("b") is expected
+
+
+@pytest.mark.parametrize(
+    "options", [{"retries": -1}, {"retries": True}, {"backoff_s": float("nan")}, {"backoff_s": -1}]
+)
+def test_absurd_retry_options_are_refused(options: dict[str, object]) -> None:
+    with pytest.raises(InvalidArgumentError):
+        Runner(TaskScheduler(max_concurrency=1), **options)  # type: ignore[arg-type]

@@ -16,6 +16,11 @@ No claimed version is left `running` by the runner, whatever goes wrong:
 A report on a version that was already reported is harmless: it is answered `already_terminal`
 (DONE-4).
 
+With `retries=N`, a version whose function failed (its `fail` accepted) is retried, up to N
+times per task, through `TaskScheduler.retry`, which re-submits it and the versions it blocked
+as new generations; the k-th retry of a task waits `backoff_s * 2**(k-1)` seconds, while the
+rest of the work goes on. A retry the scheduler refuses (it is closing) is dropped.
+
 A function may be `async def` (or return any awaitable): the runner awaits it on an event loop
 of its own, in the worker, and reports what the awaited call returns or raises, never the
 coroutine object itself. `run()` on a scheduler whose `max_concurrency` is 0 warns
@@ -26,13 +31,23 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures as cf
+import contextlib
+import heapq
 import inspect
+import math
+import time
 import warnings
 from collections.abc import Awaitable
 from dataclasses import dataclass
 
-from ..core.types import Outcome, TaskState
-from ..errors import CancelledByRequest, EnvironmentFault, shown
+from ..core.types import Outcome, OutcomeKind, TaskState
+from ..errors import (
+    CancelledByRequest,
+    EnvironmentFault,
+    InvalidArgumentError,
+    SchedulerError,
+    shown,
+)
 from .scheduler import Claim, TaskScheduler
 
 
@@ -47,9 +62,29 @@ class RunReport:
 class Runner:
     """Drive a started scheduler until nothing is running and nothing more can be claimed."""
 
-    def __init__(self, scheduler: TaskScheduler, executor: cf.Executor | None = None) -> None:
+    def __init__(
+        self,
+        scheduler: TaskScheduler,
+        executor: cf.Executor | None = None,
+        *,
+        retries: int = 0,
+        backoff_s: float = 0.0,
+    ) -> None:
+        if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
+            raise InvalidArgumentError(f"retries must be an int >= 0, got {shown(retries)}")
+        if (
+            not isinstance(backoff_s, int | float)
+            or isinstance(backoff_s, bool)
+            or not math.isfinite(backoff_s)
+            or backoff_s < 0
+        ):
+            raise InvalidArgumentError(
+                f"backoff_s must be a finite number >= 0, got {shown(backoff_s)}"
+            )
         self._scheduler = scheduler
         self._executor = executor
+        self._retries = retries
+        self._backoff_s = float(backoff_s)
 
     def run(self) -> RunReport:
         """Claim, execute and report until quiescent. Call `start()` first."""
@@ -64,10 +99,13 @@ class Runner:
             max_workers=max(1, self._scheduler.max_concurrency)
         )
         executed = 0
-        in_flight: dict[cf.Future[Outcome], Claim] = {}
+        in_flight: dict[cf.Future[tuple[str, Outcome]], Claim] = {}
         raising: BaseException | None = None
+        attempts: dict[str, int] = {}
+        due: list[tuple[float, int, str]] = []  # (when, order, task): retries to make
         try:
             while raising is None:
+                self._retry_due(due)
                 claims = self._scheduler.ready()
                 for i, claim in enumerate(claims):
                     try:
@@ -79,13 +117,20 @@ class Runner:
                             f"executor refused {shown(claim.task_id)}: {shown(str(exc))}"
                         ) from exc
                     executed += 1
-                if not in_flight:
+                if not in_flight and not due:
                     break
-                done, _ = cf.wait(in_flight, return_when=cf.FIRST_COMPLETED)
+                wait = None if not due else max(0.0, due[0][0] - time.monotonic())
+                if not in_flight:
+                    time.sleep(wait or 0.0)
+                    continue
+                done, _ = cf.wait(in_flight, timeout=wait, return_when=cf.FIRST_COMPLETED)
                 for future in done:
                     claim = in_flight.pop(future)
                     error = future.exception()
                     if error is None:
+                        kind, outcome = future.result()
+                        if kind == "fail" and outcome.kind is OutcomeKind.ACCEPTED:
+                            self._schedule_retry(claim.task_id, attempts, due)
                         continue
                     # Raised outside the function's own handling (it cannot be pickled, the
                     # pool broke) or a BaseException: the version fails with it, if not yet.
@@ -99,7 +144,24 @@ class Runner:
                 executor.shutdown(wait=True)
         return RunReport(executed, self._scheduler.snapshot().counts())
 
-    def _execute(self, claim: Claim) -> Outcome:
+    def _schedule_retry(
+        self, task_id: str, attempts: dict[str, int], due: list[tuple[float, int, str]]
+    ) -> None:
+        made = attempts.get(task_id, 0)
+        if made >= self._retries:
+            return
+        attempts[task_id] = made + 1
+        when = time.monotonic() + self._backoff_s * 2**made
+        heapq.heappush(due, (when, sum(attempts.values()), task_id))
+
+    def _retry_due(self, due: list[tuple[float, int, str]]) -> None:
+        while due and due[0][0] <= time.monotonic():
+            _, _, task_id = heapq.heappop(due)
+            with contextlib.suppress(SchedulerError):  # closing, or already re-submitted
+                self._scheduler.retry(task_id)
+
+    def _execute(self, claim: Claim) -> tuple[str, Outcome]:
+        """Call the function and report; returns which report it was, with its outcome."""
         s = self._scheduler
         try:
             result = claim.fn(claim.token)
@@ -107,14 +169,14 @@ class Runner:
                 result = asyncio.run(_awaited(result))
         except CancelledByRequest:
             if claim.token.cancelled:
-                return s.confirm_cancel(claim.task_id, claim.generation)
-            return s.fail(claim.task_id, claim.generation, CancelledByRequest())
+                return "confirm_cancel", s.confirm_cancel(claim.task_id, claim.generation)
+            return "fail", s.fail(claim.task_id, claim.generation, CancelledByRequest())
         except Exception as exc:  # the task's own failure is data, not a crash of the runner
-            return s.fail(claim.task_id, claim.generation, exc)
+            return "fail", s.fail(claim.task_id, claim.generation, exc)
         except BaseException as exc:  # SystemExit, KeyboardInterrupt: fail, then let it go on
             s.fail(claim.task_id, claim.generation, exc)
             raise
-        return s.complete(claim.task_id, claim.generation, result)
+        return "complete", s.complete(claim.task_id, claim.generation, result)
 
 
 async def _awaited(awaitable: Awaitable[object]) -> object:

@@ -10,6 +10,7 @@ one exception that the core cannot see: `fn` must be callable.
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import math
 import threading
@@ -208,6 +209,9 @@ class TaskScheduler:
         self._phase_changed = threading.Condition(self._lock)
         self._state = initial_state(max_concurrency)
         self._tokens: dict[tuple[TaskId, Generation], CancellationToken] = {}
+        # The function of each task's current version, for `retry`: the core keeps a version's
+        # function only until the version is claimed or ends.
+        self._fns: dict[TaskId, object] = {}
         self._next_event_id = 1
         self._validate = validate
 
@@ -228,10 +232,20 @@ class TaskScheduler:
             if self._validate:
                 self._check(before, event, self._state, effects)
             tokens = self._carry_out(effects)
+            self._keep_functions(event, effects[0])
         reply = effects[0]
         if isinstance(reply, fx.Rejected):
             raise error_for(reply.rejection)
         return effects, tokens
+
+    def _keep_functions(self, event: ev.Event, reply: fx.Effect) -> None:
+        """Remember the function of every version a submission made current."""
+        if isinstance(event, ev.Submit) and isinstance(reply, fx.Submitted):
+            self._fns[reply.task_id] = event.payload
+        elif isinstance(event, ev.SubmitBatch) and isinstance(reply, fx.Batched):
+            for member, answer in zip(event.submissions, reply.replies, strict=True):
+                if isinstance(answer, fx.Submitted):
+                    self._fns[answer.task_id] = member.payload
 
     def _carry_out(self, effects: tuple[fx.Effect, ...]) -> list[CancellationToken]:
         """Do what each effect's type says; called with the lock held."""
@@ -312,6 +326,37 @@ class TaskScheduler:
                     refusals.append((position, error_for(member.rejection)))
         if refusals:
             raise min(refusals, key=lambda refusal: refusal[0])[1]
+
+    def retry(self, task_id: str) -> list[VersionRef]:
+        """Re-submit a failed or cancelled task and, in dependency order, every version blocked
+        with it as cause (BLOCK-2), each as a new generation with the same dependencies and
+        function; returns the versions made, in the order submitted.
+
+        The core never retries by itself: blocked versions stay blocked when the failed task is
+        re-submitted (BLOCK-3), so this is the helper that re-submits the whole chain, in one
+        step (a `submit_many`). Raises `UnknownTaskError` for a task never submitted and
+        `InvalidArgumentError` unless its current version is failed or cancelled; any refusal
+        of the re-submission itself (the scheduler is closing, say) is raised as `submit`
+        would raise it, and then nothing changed."""
+        key = _plain(task_id)
+
+        def make(eid: EventId) -> ev.Event:  # under the lock: the state cannot move meanwhile
+            order = _retry_order(self._state, key)
+            subs = tuple(
+                ev.Submit(t, self._state.facts(t).deps, self._fns.get(t))  # type: ignore[union-attr]
+                for t in order
+            )
+            return ev.SubmitBatch(subs, eid)
+
+        reply = self._apply(make)[0]
+        assert isinstance(reply, fx.Batched)
+        made: list[VersionRef] = []
+        for member in reply.replies:
+            if isinstance(member, fx.Rejected):
+                raise error_for(member.rejection)
+            assert isinstance(member, fx.Submitted)
+            made.append(VersionRef(member.task_id, member.generation))
+        return made
 
     def start(self) -> None:
         """Validate and freeze the graph (START-*)."""
@@ -475,3 +520,45 @@ def _submission(task_id: object, deps: object, fn: object) -> ev.Submit:
             f"fn of {shown(task_id)} must be callable, got {type(fn).__name__} {shown(fn)}"
         )
     return ev.Submit(_plain(task_id), _read_deps(task_id, deps), fn)
+
+
+def _retry_order(state: State, key: object) -> list[TaskId]:
+    """`retry`'s versions: the failed or cancelled one, then those blocked with it as cause, in
+    dependency order (ties by submission sequence), so each is re-submitted after the
+    dependencies it has among them, and finds them pending or ready instead of unsuccessful."""
+    facts = state.facts(TaskId(key)) if isinstance(key, str) else None
+    if facts is None:
+        raise UnknownTaskError(f"task {shown(key)} was never submitted")
+    if facts.state not in (TaskState.FAILED, TaskState.CANCELLED):
+        raise InvalidArgumentError(
+            f"task {shown(key)} is {facts.state.value}: only a failed or cancelled version is "
+            "retried"
+        )
+    root = TaskId(key)  # type: ignore[arg-type]
+    cause = (root, facts.generation)
+    chosen = {root: facts}
+    for t in state.task_ids():
+        c = state.cause_of(t)
+        if c is not None and (c.task_id, c.generation) == cause:
+            found = state.facts(t)
+            assert found is not None
+            chosen[t] = found
+    waiting = {t: {d for d in f.deps if d in chosen and d != t} for t, f in chosen.items()}
+    dependents: dict[TaskId, list[TaskId]] = {t: [] for t in chosen}
+    for t, deps in waiting.items():
+        for d in deps:
+            dependents[d].append(t)
+    ready = [(f.seq, t) for t, f in chosen.items() if not waiting[t]]
+    heapq.heapify(ready)
+    order: list[TaskId] = []
+    while ready:
+        _, t = heapq.heappop(ready)
+        order.append(t)
+        for u in dependents[t]:
+            waiting[u].discard(t)
+            if not waiting[u]:
+                heapq.heappush(ready, (chosen[u].seq, u))
+    # A cycle among them (possible only while open, where forward dependencies are allowed):
+    # the rest in sequence order.
+    order += sorted((t for t in chosen if t not in order), key=lambda t: chosen[t].seq)
+    return order
