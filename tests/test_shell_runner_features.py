@@ -10,6 +10,7 @@ import asyncio
 import pytest
 
 from schedspec import (
+    CancellationToken,
     Cause,
     InvalidArgumentError,
     Runner,
@@ -145,4 +146,30 @@ def test_the_runner_retries_a_failed_task_up_to_its_limit(retries: int, final: T
 )
 def test_absurd_retry_options_are_refused(options: dict[str, object]) -> None:
     with pytest.raises(InvalidArgumentError):
+        Runner(TaskScheduler(max_concurrency=1), **options)  # type: ignore[arg-type]
+
+
+def polite_sleeper(token: CancellationToken) -> str:
+    token.wait(30)  # a long job that polls its token
+    token.raise_if_cancelled()
+    return "finished"
+
+
+def test_a_task_past_its_timeout_is_asked_to_stop_and_ends_as_the_contract_says() -> None:
+    s = TaskScheduler(max_concurrency=2)
+    s.submit("slow", [], polite_sleeper)
+    s.submit("quick", [], ok)
+    s.submit("after", ["slow"], ok)
+    s.start()
+    Runner(s, timeouts={"slow": 0.05}, timeout_s=30).run()
+    assert s.state("slow") is TaskState.CANCELLED  # it polled its token: CANCEL-4
+    assert s.state("after") is TaskState.BLOCKED
+    assert s.state("quick") is TaskState.SUCCEEDED  # its own timeout never fired
+
+
+@pytest.mark.parametrize(
+    "options", [{"timeout_s": 0}, {"timeout_s": float("inf")}, {"timeouts": {"a": -1}}]
+)
+def test_absurd_timeouts_are_refused(options: dict[str, object]) -> None:
+    with pytest.raises(InvalidArgumentError, match="timeout of"):
         Runner(TaskScheduler(max_concurrency=1), **options)  # type: ignore[arg-type]

@@ -21,6 +21,12 @@ times per task, through `TaskScheduler.retry`, which re-submits it and the versi
 as new generations; the k-th retry of a task waits `backoff_s * 2**(k-1)` seconds, while the
 rest of the work goes on. A retry the scheduler refuses (it is closing) is dropped.
 
+With `timeout_s` (every task) or `timeouts` (per task id, overriding it), a running version's
+time is bounded cooperatively: at the deadline the runner asks `cancel` for it, which sets its
+token (CANCEL-3); a function that polls its token raises `CancelledByRequest` and the version is
+`cancelled` (CANCEL-4), one that finishes anyway is `succeeded` or `failed` (DONE-3). Nothing is
+killed: Python cannot stop a thread, and the contract's answer to a late worker is DONE-3.
+
 A function may be `async def` (or return any awaitable): the runner awaits it on an event loop
 of its own, in the worker, and reports what the awaited call returns or raises, never the
 coroutine object itself. `run()` on a scheduler whose `max_concurrency` is 0 warns
@@ -35,9 +41,10 @@ import contextlib
 import heapq
 import inspect
 import math
+import threading
 import time
 import warnings
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
 
 from ..core.types import Outcome, OutcomeKind, TaskState
@@ -69,18 +76,22 @@ class Runner:
         *,
         retries: int = 0,
         backoff_s: float = 0.0,
+        timeout_s: float | None = None,
+        timeouts: Mapping[str, float] | None = None,
     ) -> None:
         if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
             raise InvalidArgumentError(f"retries must be an int >= 0, got {shown(retries)}")
-        if (
-            not isinstance(backoff_s, int | float)
-            or isinstance(backoff_s, bool)
-            or not math.isfinite(backoff_s)
-            or backoff_s < 0
-        ):
+        if not (_is_seconds(backoff_s) or (backoff_s == 0 and not isinstance(backoff_s, bool))):
             raise InvalidArgumentError(
                 f"backoff_s must be a finite number >= 0, got {shown(backoff_s)}"
             )
+        self._timeouts = dict(timeouts or {})
+        for name, seconds in [("timeout_s", timeout_s), *self._timeouts.items()]:
+            if seconds is not None and not _is_seconds(seconds):
+                raise InvalidArgumentError(
+                    f"timeout of {shown(name)} must be a finite number > 0, got {shown(seconds)}"
+                )
+        self._timeout_s = timeout_s
         self._scheduler = scheduler
         self._executor = executor
         self._retries = retries
@@ -109,7 +120,9 @@ class Runner:
                 claims = self._scheduler.ready()
                 for i, claim in enumerate(claims):
                     try:
-                        in_flight[executor.submit(self._execute, claim)] = claim
+                        future = executor.submit(self._execute, claim)
+                        in_flight[future] = claim
+                        self._bound(claim, future)
                     except RuntimeError as exc:  # a shut-down executor
                         for refused in claims[i:]:
                             self._scheduler.fail(refused.task_id, refused.generation, exc)
@@ -143,6 +156,16 @@ class Runner:
             if own:
                 executor.shutdown(wait=True)
         return RunReport(executed, self._scheduler.snapshot().counts())
+
+    def _bound(self, claim: Claim, future: cf.Future[tuple[str, Outcome]]) -> None:
+        """Ask for the version's cancellation at its deadline, unless it is done by then."""
+        seconds = self._timeouts.get(claim.task_id, self._timeout_s)
+        if seconds is None:
+            return
+        timer = threading.Timer(seconds, self._scheduler.cancel, (claim.task_id, claim.generation))
+        timer.daemon = True
+        timer.start()
+        future.add_done_callback(lambda _: timer.cancel())
 
     def _schedule_retry(
         self, task_id: str, attempts: dict[str, int], due: list[tuple[float, int, str]]
@@ -181,3 +204,13 @@ class Runner:
 
 async def _awaited(awaitable: Awaitable[object]) -> object:
     return await awaitable
+
+
+def _is_seconds(value: object) -> bool:
+    """A finite number of seconds > 0 (not a bool)."""
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value > 0
+    )
