@@ -142,7 +142,14 @@ def test_the_runner_retries_a_failed_task_up_to_its_limit(retries: int, final: T
 
 
 @pytest.mark.parametrize(
-    "options", [{"retries": -1}, {"retries": True}, {"backoff_s": float("nan")}, {"backoff_s": -1}]
+    "options",
+    [
+        {"retries": -1},
+        {"retries": True},
+        {"backoff_s": float("nan")},
+        {"backoff_s": -1},
+        {"backoff_s": False},
+    ],
 )
 def test_absurd_retry_options_are_refused(options: dict[str, object]) -> None:
     with pytest.raises(InvalidArgumentError):
