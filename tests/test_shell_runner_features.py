@@ -180,3 +180,22 @@ def test_a_task_past_its_timeout_is_asked_to_stop_and_ends_as_the_contract_says(
 def test_absurd_timeouts_are_refused(options: dict[str, object]) -> None:
     with pytest.raises(InvalidArgumentError, match="timeout of"):
         Runner(TaskScheduler(max_concurrency=1), **options)  # type: ignore[arg-type]
+
+
+def test_a_function_asking_for_results_gets_its_dependencies_results() -> None:
+    seen: list[dict[str, object]] = []
+
+    def combine(token: object, results: dict[str, object]) -> object:
+        seen.append(results)
+        return sorted(results.items())
+
+    s = TaskScheduler(max_concurrency=2)
+    s.submit("x", [], lambda token: 1)
+    s.submit("y", [], lambda token: {"rows": 2})
+    s.submit("both", ["x", "y"], combine)
+    s.submit("plain", ["both"], ok)  # no `results` parameter: called as fn(token)
+    s.start()
+    Runner(s).run()
+    assert seen == [{"x": 1, "y": {"rows": 2}}]
+    assert s.snapshot().task("both").detail == [("x", 1), ("y", {"rows": 2})]
+    assert s.state("plain") is TaskState.SUCCEEDED

@@ -16,6 +16,12 @@ No claimed version is left `running` by the runner, whatever goes wrong:
 A report on a version that was already reported is harmless: it is answered `already_terminal`
 (DONE-4).
 
+Results flow to dependents, when asked for: a function with a parameter named `results` is
+called as `fn(token, results=...)`, a mapping from each of its version's dependencies to that
+dependency's result (what its function returned), read when the function starts. A dependency
+whose current version is not `succeeded` is left out: that happens only when it was re-submitted
+after this version was released (SUB-8). Other functions are called as `fn(token)`.
+
 With `retries=N`, a version whose function failed (its `fail` accepted) is retried, up to N
 times per task, through `TaskScheduler.retry`, which re-submits it and the versions it blocked
 as new generations; the k-th retry of a task waits `backoff_s * 2**(k-1)` seconds, while the
@@ -157,6 +163,15 @@ class Runner:
                 executor.shutdown(wait=True)
         return RunReport(executed, self._scheduler.snapshot().counts())
 
+    def _results_for(self, claim: Claim) -> dict[str, object]:
+        """The results of the claimed version's dependencies that have succeeded."""
+        snapshot = self._scheduler.snapshot()
+        found: dict[str, object] = {}
+        for dep, _, state in snapshot.waiting_on(claim.task_id).deps:
+            if state is TaskState.SUCCEEDED:
+                found[dep] = snapshot.task(dep).detail
+        return found
+
     def _bound(self, claim: Claim, future: cf.Future[tuple[str, Outcome]]) -> None:
         """Ask for the version's cancellation at its deadline, unless it is done by then."""
         seconds = self._timeouts.get(claim.task_id, self._timeout_s)
@@ -187,7 +202,10 @@ class Runner:
         """Call the function and report; returns which report it was, with its outcome."""
         s = self._scheduler
         try:
-            result = claim.fn(claim.token)
+            if _wants_results(claim.fn):
+                result = claim.fn(claim.token, results=self._results_for(claim))
+            else:
+                result = claim.fn(claim.token)
             if inspect.isawaitable(result):
                 result = asyncio.run(_awaited(result))
         except CancelledByRequest:
@@ -214,3 +232,12 @@ def _is_seconds(value: object) -> bool:
         and math.isfinite(value)
         and value > 0
     )
+
+
+def _wants_results(fn: object) -> bool:
+    """Whether `fn` declares a parameter named `results` (then it is given its dependencies'
+    results)."""
+    try:
+        return "results" in inspect.signature(fn).parameters  # type: ignore[arg-type]
+    except (TypeError, ValueError):  # a builtin without a signature
+        return False
