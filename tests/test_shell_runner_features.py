@@ -6,15 +6,20 @@ it blocked (`TaskScheduler.retry`), and the runner retries with a backoff (`shel
 from __future__ import annotations
 
 import asyncio
+import io
+import logging
 
 import pytest
+from rich.console import Console
 
 from schedspec import (
     CancellationToken,
     Cause,
+    Change,
     InvalidArgumentError,
     Runner,
     SchedulerClosedError,
+    SchedulerError,
     TaskScheduler,
     TaskState,
     UnknownTaskError,
@@ -199,3 +204,45 @@ def test_a_function_asking_for_results_gets_its_dependencies_results() -> None:
     assert seen == [{"x": 1, "y": {"rows": 2}}]
     assert s.snapshot().task("both").detail == [("x", 1), ("y", {"rows": 2})]
     assert s.state("plain") is TaskState.SUCCEEDED
+
+
+def test_on_change_hears_every_change_of_state_in_event_order() -> None:
+    heard: list[Change] = []
+    s = TaskScheduler(max_concurrency=1, on_change=heard.append)
+    s.submit("a", [], boom)
+    s.submit("b", ["a"], ok)
+    s.start()
+    Runner(s).run()
+    assert [(c.task_id, c.source, c.target) for c in heard] == [
+        ("a", None, TaskState.READY),
+        ("b", None, TaskState.PENDING),
+        ("a", TaskState.READY, TaskState.RUNNING),
+        ("a", TaskState.RUNNING, TaskState.FAILED),
+        ("b", TaskState.PENDING, TaskState.BLOCKED),
+    ]
+    assert [c.event_id for c in heard] == sorted(c.event_id for c in heard)
+
+
+def test_the_shell_logs_each_event_with_its_id(caplog: pytest.LogCaptureFixture) -> None:
+    s = TaskScheduler(max_concurrency=1)
+    with caplog.at_level(logging.DEBUG, logger="schedspec"):
+        s.submit("a", [], ok)
+        with pytest.raises(SchedulerError):
+            s.submit("a", ["a", "a"], ok)
+    records = [(r.levelname, r.event_id, r.getMessage()) for r in caplog.records]  # type: ignore[attr-defined]
+    assert records == [
+        ("DEBUG", 1, "event 1: Submit"),
+        ("DEBUG", 1, "event 1: 'a' generation 1: new -> ready"),
+        ("INFO", 2, "event 2: Submit refused: DuplicateDependency"),
+    ]
+
+
+def test_run_with_progress_shows_the_counts() -> None:
+    out = io.StringIO()
+    s = TaskScheduler(max_concurrency=2)
+    s.submit("a", [], ok)
+    s.submit("b", ["a"], boom)
+    s.submit("c", ["b"], ok)
+    s.start()
+    Runner(s).run(progress=True, console=Console(file=out, width=120))
+    assert "succeeded 1  failed 1  blocked 1" in out.getvalue() and "3/3 ended" in out.getvalue()

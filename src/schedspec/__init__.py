@@ -27,6 +27,7 @@ from .errors import (
 )
 from .shell import (
     CancellationToken,
+    Change,
     Claim,
     CloseReport,
     Runner,
@@ -48,6 +49,7 @@ __all__ = [
     "CancellationToken",
     "CancelledByRequest",
     "Cause",
+    "Change",
     "Claim",
     "CloseReport",
     "ConflictError",

@@ -3,6 +3,7 @@
 from .runner import Runner, RunReport
 from .scheduler import (
     CancellationToken,
+    Change,
     Claim,
     CloseReport,
     Snapshot,
@@ -14,6 +15,7 @@ from .scheduler import (
 
 __all__ = [
     "CancellationToken",
+    "Change",
     "Claim",
     "CloseReport",
     "RunReport",

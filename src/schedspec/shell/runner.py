@@ -53,6 +53,9 @@ import warnings
 from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
 
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn
+
 from ..core.types import Outcome, OutcomeKind, TaskState
 from ..errors import (
     CancelledByRequest,
@@ -103,8 +106,10 @@ class Runner:
         self._retries = retries
         self._backoff_s = float(backoff_s)
 
-    def run(self) -> RunReport:
-        """Claim, execute and report until quiescent. Call `start()` first."""
+    def run(self, progress: bool = False, console: Console | None = None) -> RunReport:
+        """Claim, execute and report until quiescent. Call `start()` first. With `progress`, a
+        `rich` progress bar on `console` (standard error by default) counts the versions that
+        ended, and its description the versions in each state."""
         if self._scheduler.max_concurrency == 0:
             warnings.warn(
                 "max_concurrency is 0: nothing can ever be claimed, so run() returns at once",
@@ -115,6 +120,7 @@ class Runner:
         executor = self._executor or cf.ThreadPoolExecutor(
             max_workers=max(1, self._scheduler.max_concurrency)
         )
+        bar = _Bar(self._scheduler, console) if progress else None
         executed = 0
         in_flight: dict[cf.Future[tuple[str, Outcome]], Claim] = {}
         raising: BaseException | None = None
@@ -143,6 +149,8 @@ class Runner:
                     time.sleep(wait or 0.0)
                     continue
                 done, _ = cf.wait(in_flight, timeout=wait, return_when=cf.FIRST_COMPLETED)
+                if bar is not None:
+                    bar.update()
                 for future in done:
                     claim = in_flight.pop(future)
                     error = future.exception()
@@ -161,6 +169,8 @@ class Runner:
         finally:
             if own:
                 executor.shutdown(wait=True)
+            if bar is not None:
+                bar.close()
         return RunReport(executed, self._scheduler.snapshot().counts())
 
     def _results_for(self, claim: Claim) -> dict[str, object]:
@@ -241,3 +251,34 @@ def _wants_results(fn: object) -> bool:
         return "results" in inspect.signature(fn).parameters  # type: ignore[arg-type]
     except (TypeError, ValueError):  # a builtin without a signature
         return False
+
+
+class _Bar:
+    """`Runner.run(progress=True)`: versions ended out of all current ones, counts per state."""
+
+    def __init__(self, scheduler: TaskScheduler, console: Console | None) -> None:
+        self._scheduler = scheduler
+        self._progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TextColumn("{task.completed}/{task.total} ended"),
+            console=console,
+        )
+        self._progress.start()
+        self._task = self._progress.add_task("", total=None)
+        self.update()
+
+    def update(self) -> None:
+        counts = self._scheduler.snapshot().counts()
+        ended = sum(n for s, n in counts.items() if s in _ENDED)
+        described = "  ".join(f"{s.value} {n}" for s, n in counts.items() if n)
+        self._progress.update(
+            self._task, completed=ended, total=sum(counts.values()), description=described
+        )
+
+    def close(self) -> None:
+        self.update()
+        self._progress.stop()
+
+
+_ENDED = (TaskState.SUCCEEDED, TaskState.FAILED, TaskState.CANCELLED, TaskState.BLOCKED)

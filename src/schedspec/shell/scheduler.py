@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import logging
 import math
 import threading
 import time
@@ -124,6 +125,19 @@ class TaskView:
 
 
 @dataclass(frozen=True, slots=True)
+class Change:
+    """One version's change of state, as the hook `on_change` of `TaskScheduler` receives it:
+    the event that made it (events are numbered 1, 2, ... in the order they were applied), the
+    version, and its state before (None for a new version) and after."""
+
+    event_id: EventId
+    task_id: TaskId
+    generation: Generation
+    source: TaskState | None
+    target: TaskState
+
+
+@dataclass(frozen=True, slots=True)
 class Waiting:
     """Why a version is where it is (`Snapshot.waiting_on`): its dependencies in submitted
     order, each with its current generation and state (None for an id never submitted), and
@@ -201,7 +215,15 @@ class TaskScheduler:
     raises `AssertionError` on a violation (for tests and debugging; it costs O(V + E) a step).
     """
 
-    def __init__(self, max_concurrency: int, *, validate: bool = False) -> None:
+    def __init__(
+        self,
+        max_concurrency: int,
+        *,
+        validate: bool = False,
+        on_change: Callable[[Change], object] | None = None,
+    ) -> None:
+        if on_change is not None and not callable(on_change):
+            raise InvalidArgumentError(f"on_change must be callable, got {shown(on_change)}")
         problem = limit_problem(max_concurrency)
         if problem is not None:
             raise InvalidArgumentError(problem)
@@ -214,6 +236,7 @@ class TaskScheduler:
         self._fns: dict[TaskId, object] = {}
         self._next_event_id = 1
         self._validate = validate
+        self._on_change = on_change
 
     # The one write.
 
@@ -234,6 +257,11 @@ class TaskScheduler:
             tokens = self._carry_out(effects)
             self._keep_functions(event, effects[0])
         reply = effects[0]
+        _log_step(event, effects)
+        if self._on_change is not None:  # outside the lock: the hook may call the scheduler
+            for e in effects:
+                if isinstance(e, fx.Transitioned):
+                    self._on_change(Change(e.event_id, e.task_id, e.generation, e.source, e.target))
         if isinstance(reply, fx.Rejected):
             raise error_for(reply.rejection)
         return effects, tokens
@@ -562,3 +590,28 @@ def _retry_order(state: State, key: object) -> list[TaskId]:
     # the rest in sequence order.
     order += sorted((t for t in chosen if t not in order), key=lambda t: chosen[t].seq)
     return order
+
+
+# Logging: the shell, never the core, logs (`logging.getLogger("schedspec")`).
+
+LOGGER = logging.getLogger("schedspec")
+
+
+def _log_step(event: ev.Event, effects: tuple[fx.Effect, ...]) -> None:
+    """One DEBUG record per event and one per change of state, each with the event's id in
+    `record.event_id`; a refusal at INFO."""
+    if not LOGGER.isEnabledFor(logging.INFO):
+        return
+    eid = effects[0].event_id if hasattr(effects[0], "event_id") else None
+    extra = {"event_id": eid}
+    reply = effects[0]
+    if isinstance(reply, fx.Rejected):
+        LOGGER.info("event %s: %s refused: %s", eid, type(event).__name__,
+                    type(reply.rejection).__name__, extra=extra)  # fmt: skip
+        return
+    LOGGER.debug("event %s: %s", eid, type(event).__name__, extra=extra)
+    for e in effects:
+        if isinstance(e, fx.Transitioned):
+            source = "new" if e.source is None else e.source.value
+            LOGGER.debug("event %s: %s generation %s: %s -> %s", eid, shown(e.task_id),
+                         e.generation, source, e.target.value, extra=extra)  # fmt: skip
