@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
 .PHONY: run test lint typecheck pytest test-js diff-js test-slow tlc-full verify-all bench clean \
-	check-java check-node vectors mutation mutation-sample
+	check-java check-node vectors mutation mutation-sample docs
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -80,6 +80,11 @@ mutation: $(STAMP)
 mutation-sample: $(STAMP)
 	$(PY) -m schedspec.explore.mutscore $(MUTATION_ARGS) --sample 40 --seed 1 \
 		--json mutation-sample.json --markdown mutation-sample.md
+
+# The documentation site (mkdocs.yml): docs/, the spec pages, and the API reference from the
+# docstrings, into site/. make test builds it too, in strict mode (tests/test_docs.py).
+docs: $(STAMP)
+	$(VENV)/bin/mkdocs build --strict
 
 bench: $(STAMP)
 	$(PY) benchmarks/lifecycle.py

@@ -33,6 +33,7 @@ class TaskState(enum.StrEnum):
 
     @property
     def terminal(self) -> bool:
+        """Whether the state never changes again: succeeded, failed, cancelled, blocked."""
         return self in TERMINAL
 
 

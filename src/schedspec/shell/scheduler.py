@@ -66,9 +66,12 @@ class CancellationToken:
 
     @property
     def cancelled(self) -> bool:
+        """Whether a cancellation of this version was requested (CANCEL-3)."""
         return self._is_set
 
     def wait(self, timeout: float | None = None) -> bool:
+        """Block until a cancellation is requested or `timeout` seconds pass (None: no limit);
+        return whether it was requested. A long job can wait on its token instead of sleeping."""
         with _TOKEN_EVENT_LOCK:
             if self._event is None:
                 self._event = threading.Event()
@@ -78,6 +81,8 @@ class CancellationToken:
         return event.wait(timeout)
 
     def raise_if_cancelled(self) -> None:
+        """Raise `CancelledByRequest` if a cancellation was requested: the runner then confirms
+        it (`confirm_cancel`, CANCEL-4) and the version ends `cancelled`."""
         from ..errors import CancelledByRequest
 
         if self._is_set:
@@ -164,20 +169,25 @@ class Snapshot:
 
     @property
     def core_state(self) -> State:
+        """The core's own immutable state, for those who use the core (`schedspec.core`)."""
         return self._state
 
     @property
     def phase(self) -> Phase:
+        """The scheduler's phase: open, started, closing or closed (PHASE-1)."""
         return self._state.phase
 
     @property
     def running(self) -> int:
+        """How many versions are running, that is, hold a slot (CLAIM-5)."""
         return self._state.running
 
     def counts(self) -> dict[TaskState, int]:
+        """How many current versions are in each state; every state is a key."""
         return self._state.counts()
 
     def task_ids(self) -> list[TaskId]:
+        """Every task id ever submitted, in the order of first submission."""
         return list(self._state.task_ids())
 
     def waiting_on(self, task_id: TaskId) -> Waiting:
@@ -191,6 +201,9 @@ class Snapshot:
         return Waiting(view.task_id, view.generation, view.state, deps, facts.remaining)
 
     def task(self, task_id: TaskId) -> TaskView:
+        """The current version of `task_id`: generation, state, cause (if blocked) and detail
+        (the result, the error or the reason, once it ended). Raises `UnknownTaskError` for an
+        id never submitted (QUERY-1)."""
         s = self._state
         key = _plain(task_id)
         if not isinstance(key, str):  # no such task was ever submitted (QUERY-1), and a list,
@@ -205,6 +218,7 @@ class Snapshot:
         )
 
     def tasks(self) -> list[TaskView]:
+        """`task` of every task id, in the order of first submission."""
         return [self.task(t) for t in self._state.task_ids()]
 
 
@@ -463,16 +477,21 @@ class TaskScheduler:
     # Queries (QUERY-*).
 
     def snapshot(self) -> Snapshot:
+        """An immutable view of the whole scheduler at this instant (QUERY-2)."""
         with self._lock:
             return Snapshot(self._state)
 
     def state(self, task_id: str) -> TaskState:
+        """The state of the current version of `task_id` (QUERY-1)."""
         return self.snapshot().task(TaskId(task_id)).state
 
     def generation(self, task_id: str) -> int:
+        """The current generation of `task_id` (QUERY-1, VER-1)."""
         return self.snapshot().task(TaskId(task_id)).generation
 
     def blocking_cause(self, task_id: str) -> Cause | None:
+        """The root cause of a blocked version: the version whose failure or cancellation
+        blocked it (BLOCK-2); None unless blocked (QUERY-1)."""
         return self.snapshot().task(TaskId(task_id)).cause
 
     def waiting_on(self, task_id: str) -> Waiting:
@@ -481,10 +500,12 @@ class TaskScheduler:
 
     @property
     def max_concurrency(self) -> int:
+        """The number of slots, fixed at construction (PHASE-2)."""
         return self._state.limit
 
     @property
     def phase(self) -> Phase:
+        """The scheduler's phase: open, started, closing or closed (PHASE-1)."""
         with self._lock:
             return self._state.phase
 
