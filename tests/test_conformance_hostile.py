@@ -38,6 +38,14 @@ CREATE = {"id": 1, "op": "create", "protocol": "schedspec/1", "max_concurrency":
 SCHEDSPEC = [sys.executable, "-m", "schedspec"]
 
 
+def interruptible() -> None:
+    """Run in a child before it executes: SIGINT back to its default. A pytest-xdist worker
+    ignores SIGINT, and an ignored signal stays ignored across exec, so without this a child
+    would never see the SIGINT a test sends it (Python installs its handler only where SIGINT
+    is not ignored)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def alive(pid: int) -> bool:
     """Whether `pid` runs (a zombie waiting to be reaped does not)."""
     try:
@@ -85,7 +93,13 @@ def test_wire_a_driver_stopped_by_a_signal_kills_the_implementation_quietly(
     tmp_path: Path, signum: int, status: int
 ) -> None:
     command = [*SCHEDSPEC, "conform", "--impl", script_command(tmp_path, "hang_told"), "--no-fuzz"]
-    driver = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    driver = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=interruptible,
+    )
     try:
         impl = read_pid(tmp_path / "hang_told.py.pid")
         time.sleep(0.3)  # let the driver write the first request and wait for its reply
@@ -238,7 +252,11 @@ def test_wire_3_serve_exits_quietly_when_its_reader_goes_away() -> None:
 
 def test_wire_3_serve_exits_quietly_on_sigint() -> None:
     server = subprocess.Popen(
-        [*SCHEDSPEC, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        [*SCHEDSPEC, "serve"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=interruptible,
     )
     assert server.stdin and server.stdout and server.stderr
     server.stdin.write(b'{"id": 1, "op": "query_all"}\n')

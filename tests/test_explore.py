@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from schedspec import data
 from schedspec.core import events as ev
 from schedspec.explore import agree, canon, model, scope, search, situations, tladump
 from schedspec.explore import cli as explore_cli
@@ -189,7 +190,7 @@ def test_agreement_reports_a_planted_difference() -> None:
 
 
 def test_explorer_names_match_the_tla_spec() -> None:
-    spec = (Path(scope.ROOT) / "tla" / "Scheduler.tla").read_text()
+    spec = (data.path("tla") / "Scheduler.tla").read_text()
     for name in (*TLA_INVARIANTS, *TLA_PROPERTIES, "StartRefused"):
         assert f"\n{name} ==" in spec, name
     assert "ClaimedAtMostOnce" in STATE_INVARIANTS
@@ -359,10 +360,10 @@ def test_every_deciding_clause_has_a_named_check_in_spec_explore() -> None:
     contract, and only checks the explorer runs."""
     from schedspec.explore.checks import GRAPH_PROPERTIES, TRANSITION_PROPERTIES
 
-    text = (Path(scope.ROOT) / "spec" / "explore.md").read_text()
+    text = (data.path("spec") / "explore.md").read_text()
     table = text[text.index("## Clauses and the checks") : text.index("## Reduction")]
     rows = [line.split("|") for line in table.splitlines() if line.startswith("| ")][1:]
-    contract = (Path(scope.ROOT) / "spec" / "contract.md").read_text()
+    contract = (data.path("spec") / "contract.md").read_text()
     known = {*STATE_INVARIANTS, *TRANSITION_PROPERTIES, *GRAPH_PROPERTIES, "StartRefused"}
     known.add("AgreesWithNaive")
     covered = set()
