@@ -30,9 +30,9 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-# Two workers, one test file each at a time: a file's tests share their module's caches.
+# Two workers; a file's tests go to one of them, but for the long independent ones (tests/conftest.py).
 pytest: $(STAMP)
-	$(VENV)/bin/pytest -q -m "not slow" -n 2 --dist loadfile
+	$(VENV)/bin/pytest -q -m "not slow" -n 2 --dist loadgroup
 
 # The Node.js implementation (examples/js): clause, protocol and server tests, every vector, a
 # short differential run against the reference server, and its planted bugs (about 20 s).
@@ -57,8 +57,11 @@ verify-all: $(STAMP) check-java
 	$(PY) -m schedspec verify $$($(PY) -m schedspec models --names | grep -vx large)
 	$(PY) -m schedspec explore large --reduce --no-differential
 
-# Regenerate the conformance vectors after a change of behaviour; review the diff.
+# Regenerate the conformance vectors after a change of behaviour; review the diff. First the
+# explorer chooses again the traces that cover every situation (minutes: it explores every
+# default scope; src/schedspec/conformance/situations.py).
 vectors: $(STAMP)
+	$(PY) -m schedspec.conformance.situations
 	$(PY) -m schedspec conform --regenerate
 
 # The mutation score of the core (models/mutation/README.md): every mutmut mutant of core/step.py,

@@ -20,16 +20,39 @@ settings.register_profile("broad", max_examples=1_000, deadline=None, print_blob
 settings.load_profile(os.environ.get("SCHEDSPEC_HYPOTHESIS_PROFILE", "deterministic"))
 
 
-# The two longest files first. `make test` runs pytest on two workers, a file at a time
-# (`--dist loadfile`), handing out files in collection order: started last, the two long files
-# kept one worker busy for minutes after the other had finished. Started first, the other files
-# fill the second worker around them. Within each file the order is unchanged.
-LONGEST_FIRST = ("test_explore.py", "test_crosshair.py")
+# How `make test` shares the suite between its two workers (`--dist loadgroup`). A file's tests
+# run on one worker, in order (`xdist_group` = the file): many share a module's caches or
+# fixtures, and some read what an earlier test left (test_explore's situations check). The
+# long, independent tests below are the exceptions, each a group of its own so that the two
+# workers share them; CrossHair's report is per module, so each module's tests go together.
+# The longest groups are collected first: one started last kept a worker busy alone for minutes.
+ALONE = {
+    "test_explore.py": ("test_reduction_is_sound", "test_explorer_and_tlc_have_the_same_states"),
+    "test_crosshair.py": ("test_crosshair_reports_the_planted_bug",),
+    "test_tla.py": ("test_tlc_passes_model_with_pinned_state_count",),
+    "test_conformance_mutants.py": ("test_fuzzing_kills_a_mistake",),
+    "test_conformance_fuzz.py": ("test_relaxed_mode_still_catches_claims_outside",),
+}
+LONGEST_FIRST = ("test_explore.py", "test_crosshair.py[graph.py]", "test_crosshair.py[state.py]")
+
+
+def _group(item: pytest.Item) -> str:
+    name = item.path.name
+    if item.name.startswith(ALONE.get(name, ())):
+        return item.nodeid
+    if name == "test_crosshair.py" and "[" in item.name:
+        module = item.name.partition("[")[2].rstrip("]")
+        if module.endswith(".py"):
+            return f"{name}[{module}]"
+    return name
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    def rank(item: pytest.Item) -> int:
-        name = item.path.name
-        return LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(_group(item)))
 
-    items.sort(key=rank)  # stable: every file keeps its own order
+    def rank(item: pytest.Item) -> int:
+        group = _group(item)
+        return LONGEST_FIRST.index(group) if group in LONGEST_FIRST else len(LONGEST_FIRST)
+
+    items.sort(key=rank)  # stable: every group keeps its own order

@@ -368,3 +368,22 @@ def test_a_journaled_run_resumes_without_running_anything_again(
     fresh = mutscore.Journal(path, key + "-other-sources")
     assert not fresh.resumed and fresh.journaled == 0 and fresh.baseline is None
     assert path.read_text().count("\n") == 1  # the key alone
+
+
+def test_the_vectors_column_judges_the_mutant_core_behind_the_reference() -> None:
+    """Issue 11's column: a mutant core is killed by the first vector it fails, through the
+    reference adapter in a forked child; a mutant only slower (a constant hash: every id
+    collides in the table, and is still found) passes every vector."""
+    from schedspec.conformance.corpus import load_corpus
+
+    vectors = load_corpus()
+    slower = "state:index_of:15"
+    assert by_id(slower).description == "hash(name) -> hash(None)"
+    found = dict(
+        (m.id, o)
+        for m, o in mutscore.vectors_column([by_id(CLAIM_IGNORES_RUNNING), by_id(slower)], vectors)
+    )
+    killed = found[CLAIM_IGNORES_RUNNING]
+    assert (killed.status, killed.reason) == (KILLED, "vectors")
+    assert killed.check in {v.name for v in vectors} and killed.detail.startswith("step ")
+    assert (found[slower].status, found[slower].reason) == (SURVIVED, "vectors")

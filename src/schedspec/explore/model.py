@@ -155,7 +155,7 @@ def _probes(scope: Scope, node: Node) -> list[Move]:
         Move("Submit", ev.Submit("", ())),
         Move("Submit", ev.Submit(NOT_AN_ID, ())),
         Move("Submit", ev.Submit(UNKNOWN, ())),
-        Move("Submit", ev.Submit(first, [first])),
+        Move("Submit", ev.Submit(first, first)),  # a string, not a tuple: SUB-1 refuses it
         Move("Submit", ev.Submit(first, ("",))),
         Move("Submit", ev.Submit(first, (first, first))),
     ]

@@ -747,6 +747,60 @@ def _tests_child(
     return {"status": status, "reason": "tests", "check": first, "detail": detail}
 
 
+def _vectors_child(job: _Job) -> dict[str, Any]:
+    """The vectors column: the mutated core behind the reference adapter, judged by the
+    conformance vectors alone, in corpus order, up to the first that fails."""
+    finder = _install(job.mutant)
+    try:
+        runner = importlib.import_module("schedspec.conformance.runner")
+        reference = importlib.import_module("schedspec.conformance.reference")
+    except BaseException as e:
+        return {"status": KILLED, "reason": "import error", "detail": _short(e)}
+    if not _served(finder):
+        return {"status": ERROR, "reason": "hook", "detail": "the mutant was not imported"}
+    try:
+        for vector in job.vectors:
+            result = runner.run_vector(reference.ReferenceImplementation(), vector)
+            failure = result.failure
+            if failure is not None:
+                detail = f"step {failure.step_index + 1}: {failure.describe()}"[:300]
+                return {
+                    "status": KILLED,
+                    "reason": "vectors",
+                    "check": vector.name,
+                    "detail": detail,
+                }
+    except _Timeout:
+        return {"status": KILLED, "reason": "timeout"}
+    return {"status": SURVIVED, "reason": "vectors", "detail": f"{len(job.vectors)} vectors pass"}
+
+
+def vectors_column(
+    mutants: Sequence[Mutant],
+    vectors: Sequence[Any],
+    width: int = 2,
+    deadline: float = 120.0,
+    progress: Callable[[Mutant, Outcome, int], None] | None = None,
+) -> list[tuple[Mutant, Outcome]]:
+    """Each mutant judged by the vectors alone (`_vectors_child`), `width` at a time; a mutant
+    that overruns `deadline` seconds is killed as a timeout, as in the explorer column."""
+    # The child's alarm ends a mutant that loops; the parent's deadline, a little later, is
+    # the backstop for one that the alarm cannot interrupt.
+    jobs = [_Job("vectors", m, deadline + 10.0, vectors=tuple(vectors)) for m in mutants]
+    results: list[dict[str, Any]] = [{}] * len(jobs)
+    found: list[tuple[Mutant, Outcome]] = []
+    with tempfile.TemporaryDirectory(prefix="schedspec-vectors-") as workdir:
+        for done, index in enumerate(
+            _pool_iter(jobs, width, Path(workdir), 4096, results), start=1
+        ):
+            outcome = _outcome(results[index])
+            found.append((mutants[index], outcome))
+            if progress is not None:
+                progress(mutants[index], outcome, done)
+    order = {m.id: n for n, m in enumerate(mutants)}
+    return sorted(found, key=lambda pair: order[pair[0].id])
+
+
 # The parent: forking, budgets, collecting.
 
 
@@ -761,6 +815,7 @@ class _Job:
     mutants: tuple[Mutant, ...] = ()  # record: the mutants of `invariants` to replay
     width: int = 1  # record: replays at a time
     memory_mb: int = 4096
+    vectors: tuple[Any, ...] = ()  # vectors: the conformance vectors, loaded by the parent
 
 
 @dataclass(slots=True)
@@ -813,6 +868,9 @@ def _child(job: _Job, out: Path, log: Path, memory_mb: int) -> NoReturn:
             result = _record_child(job)
         elif job.kind == "replay":
             result = _replay_child(job)
+        elif job.kind == "vectors":
+            with _alarm(None if job.deadline is None else job.deadline - 10.0):
+                result = _vectors_child(job)
         else:
             result = _tests_child(job.mutant, job.selection, job.coverage)
     except BaseException as e:
@@ -1512,6 +1570,12 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="write results there as they come, and resume from it (module docstring)",
     )
+    parser.add_argument(
+        "--vectors",
+        action="store_true",
+        help="the vectors column instead: each mutant of step, graph and state behind the"
+        " reference adapter, judged by the conformance vectors alone",
+    )
     parser.add_argument("--json", type=Path, default=None, help="write the report as JSON")
     parser.add_argument("--markdown", type=Path, default=None, help="and as Markdown")
     return parser
@@ -1546,6 +1610,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         mutants = sample(mutants, args.sample, args.seed)
         selection = f"sample {args.sample} of {','.join(files)} with seed {args.seed}"
     equivalents = load_equivalents(args.equivalents)
+    if args.vectors:
+        return _vectors_main(args, mutants, selection, equivalents)
     # Every entry is checked, not only those of the selection: a stale entry is found by any
     # run, however small (the enumeration of the files it names is all it costs).
     problems = stale_equivalents(equivalents)
@@ -1612,6 +1678,93 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.markdown is not None:
         args.markdown.write_text(to_markdown(report))
     return 0 if report.ok else 1
+
+
+# Behaviour the vectors cannot see: `invariants` only checks states, it decides nothing.
+VECTOR_TARGETS = ("step", "graph", "state")
+
+
+def _vectors_main(
+    args: argparse.Namespace,
+    mutants: Sequence[Mutant],
+    selection: str,
+    equivalents: Sequence[Equivalent],
+) -> int:
+    """`--vectors`: the vectors column (issue 11, section 2), its own report."""
+    from ..conformance.corpus import load_corpus
+
+    mutants = [m for m in mutants if m.file in VECTOR_TARGETS]
+    vectors = load_corpus()
+    equivalent = {e.id for e in equivalents}
+    live = sys.stderr.isatty()
+    killed = 0
+
+    def progress(mutant: Mutant, outcome: Outcome, done: int) -> None:
+        nonlocal killed
+        killed += outcome.status == KILLED
+        line = f"[{done}/{len(mutants)}] killed {killed}  {mutant.id}: {outcome.describe()[:90]}"
+        print(("\r\x1b[2K" if live else "") + line, file=sys.stderr, end="" if live else "\n")
+
+    started = time.monotonic()
+    found = vectors_column(mutants, vectors, max(1, args.jobs), progress=progress)
+    if live:
+        print(file=sys.stderr)
+    rows = []
+    for file in (*VECTOR_TARGETS, None):
+        mine = [(m, o) for m, o in found if file is None or m.file == file]
+        if not mine:
+            continue
+        dead = sum(o.status == KILLED for _, o in mine)
+        eq = sum(o.status != KILLED and m.id in equivalent for m, o in mine)
+        errors = sum(o.status == ERROR for _, o in mine)
+        alive = len(mine) - dead - eq - errors
+        rate = _pct(dead / (len(mine) - eq) if len(mine) > eq else None)
+        rows.append(
+            f"| {file or 'all'} | {dead} | {eq} | {alive} | {errors} | {len(mine)} | {rate} |"
+        )
+    survivors = [(m, o) for m, o in found if o.status == SURVIVED and m.id not in equivalent]
+    lines = [
+        f"Vectors column: {len(vectors)} vectors, {selection}, {time.monotonic() - started:.0f} s",
+        "",
+        "| file | killed by the vectors | equivalent | survived | error | total | kill rate |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+        *rows,
+    ]
+    if survivors:
+        lines += ["", "Survivors:", ""]
+        lines += [f"- `{m.id}` (line {m.line}): `{m.description}`" for m, _ in survivors]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.markdown is not None:
+        args.markdown.write_text(text)
+    if args.json is not None:
+        entries = [
+            {
+                "id": m.id,
+                "file": m.file,
+                "line": m.line,
+                "description": m.description,
+                "equivalent": m.id in equivalent,
+                "status": o.status,
+                "reason": o.reason,
+                "vector": o.check,
+                "detail": o.detail,
+                "seconds": o.seconds,
+            }
+            for m, o in found
+        ]
+        args.json.write_text(
+            json.dumps(
+                {
+                    "format": "schedspec-vectors-mutscore/1",
+                    "vectors": len(vectors),
+                    "mutants": entries,
+                },
+                indent=1,
+            )
+            + "\n"
+        )
+    return 0 if not survivors and not any(o.status == ERROR for _, o in found) else 1
 
 
 if __name__ == "__main__":

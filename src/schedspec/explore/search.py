@@ -83,6 +83,7 @@ class Result:
     no_op_moves: int = 0
     probes: int = 0
     situations: set[str] = field(default_factory=set, repr=False)
+    witnesses: dict[str, tuple[TraceStep, ...]] = field(default_factory=dict, repr=False)
     depth: int = 0
     seconds: float = 0.0
     violation: Violation | None = None
@@ -117,11 +118,15 @@ def explore(
     states_max: int | None = None,
     progress: Progress | None = None,
     differential: bool = True,
+    witnesses: Callable[[Move], bool] | None = None,
 ) -> Result:
     """Explore `scope` breadth-first and check everything; stop at the first violation.
 
     `differential=False` leaves out the naive differential and the probes (for measuring
-    what they cost, and for runs that only count states)."""
+    what they cost, and for runs that only count states). Given `witnesses`, a test of moves,
+    the search keeps for each situation a shortest trace whose last move reaches it and passes
+    the test (`Result.witnesses`, the conformance corpus's raw material:
+    `conformance.situations`, which keeps out what the protocol cannot say)."""
     from ..core import step as real_step
 
     stepper: Step = step or real_step
@@ -189,6 +194,7 @@ def explore(
         return world_after
 
     situations = result.situations
+    first_seen: dict[str, tuple[int, int]] = {}
     start_node = initial(scope)
     start_world = naive.initial(scope.limit)
     frontier: deque[tuple[int, Node, naive.World]] = deque()
@@ -201,7 +207,7 @@ def explore(
             seen_edges: set[tuple[int, int]] = set()
             progressed = False
             regular = moves(scope, node)
-            extra = probes(scope, node) if differential else []
+            extra = probes(scope, node) if differential or witnesses is not None else []
             for position, move in enumerate((*regular, *extra)):
                 try:
                     after, effects = apply(node, move, stepper)
@@ -212,7 +218,11 @@ def explore(
                 if problems:
                     name, _, message = problems[0].partition(": ")
                     raise _Found(name, "property", message, i, position)
-                situations |= label(node.core, move.event, effects)
+                reached = label(node.core, move.event, effects)
+                if witnesses is not None and witnesses(move):
+                    for situation in reached.difference(first_seen):
+                        first_seen[situation] = (i, position)
+                situations |= reached
                 if position >= len(regular):
                     # A probe: the state it leads to is checked, not explored.
                     result.probes += 1
@@ -263,6 +273,10 @@ def explore(
     except _Found as found:
         trace = _replay(scope, stepper, parent, via, found.index, found.move)
         result.violation = Violation(found.check, found.kind, found.message, trace)
+    result.witnesses = {
+        situation: _replay(scope, stepper, parent, via, i, position)
+        for situation, (i, position) in sorted(first_seen.items())
+    }
     result.states = len(parent)
     result.transitions = len(sources)
     result.depth = max(depth, default=0)

@@ -129,9 +129,11 @@ def label(before: State, event: ev.Event, effects: tuple[fx.Effect, ...]) -> set
             for state in ("pending", "ready", "running"):
                 if counts[state]:  # type: ignore[index]
                     found.add(f"close: with {state} work")
-    depth = _walk_depth(before, effects)
+    depth, fan_in = _walk(before, effects)
     if depth:
         found.add(f"{kind}: blocks {min(depth, 3)} deep")
+    if fan_in:
+        found.add(f"{kind}: blocks a fan-in")
     return found
 
 
@@ -140,16 +142,16 @@ def _code(s: State, task: object) -> int:
     return ABSENT if i is None else int(s.cells[i] & STATE_MASK)
 
 
-def _walk_depth(before: State, effects: tuple[fx.Effect, ...]) -> int:
-    """How far the longest chain of versions blocked by this step reaches: 1 for direct
-    dependents only."""
+def _walk(before: State, effects: tuple[fx.Effect, ...]) -> tuple[int, bool]:
+    """How far the longest chain of versions blocked by this step reaches (1 for direct
+    dependents only), and whether one of them has several dependencies (a fan-in)."""
     blocked = [
         e.task_id
         for e in effects
         if isinstance(e, fx.Transitioned) and e.target == "blocked" and e.source is not None
     ]
     if not blocked:
-        return 0
+        return 0, False
     names = set(blocked)
     index = {t: find(before.index, t) for t in names}
     deps: dict[str, set[str]] = {
@@ -162,7 +164,8 @@ def _walk_depth(before: State, effects: tuple[fx.Effect, ...]) -> int:
         inner = [depth(d, seen | {d}) for d in deps.get(t, set()) if d in names and d not in seen]
         return 1 + max(inner, default=0)
 
-    return max(depth(t, frozenset({t})) for t in names)
+    fan_in = any(len(before.versions[i]) - DEPS > 1 for i in index.values() if i is not None)
+    return max(depth(t, frozenset({t})) for t in names), fan_in
 
 
 # The situations the default scopes must reach together, derived from the contract (the table
