@@ -381,9 +381,20 @@ def test_the_vectors_column_judges_the_mutant_core_behind_the_reference() -> Non
     assert by_id(slower).description == "hash(name) -> hash(None)"
     found = dict(
         (m.id, o)
-        for m, o in mutscore.vectors_column([by_id(CLAIM_IGNORES_RUNNING), by_id(slower)], vectors)
+        for m, o in mutscore.oracle_column(
+            "vectors", [by_id(CLAIM_IGNORES_RUNNING), by_id(slower)], vectors
+        )
     )
     killed = found[CLAIM_IGNORES_RUNNING]
     assert (killed.status, killed.reason) == (KILLED, "vectors")
     assert killed.check in {v.name for v in vectors} and killed.detail.startswith("step ")
     assert (found[slower].status, found[slower].reason) == (SURVIVED, "vectors")
+
+
+def test_the_fuzzing_column_compares_the_mutant_core_with_the_plain_implementation() -> None:
+    """The fuzzing alone, in relaxed mode: its oracle is the plain implementation, so a mutant
+    of the core that the reference would share is still seen."""
+    (found,) = mutscore.oracle_column("fuzz", [by_id(CLAIM_IGNORES_RUNNING)])
+    outcome = found[1]
+    assert (outcome.status, outcome.reason) == (KILLED, "fuzz")
+    assert outcome.check.startswith("program ") and int(outcome.check.split()[-1]) >= 1

@@ -279,6 +279,8 @@ def drive(
             break
         if body.get("op") == "ready":
             knowledge.learn_claims(expected)
+        if body.get("op") == "submit":
+            knowledge.learn_submit(body, expected)
         if body.get("op") in QUERIES:
             continue
         snapshot_reply = exchange({"op": "query_all"}, auto=True)
@@ -414,9 +416,14 @@ def fuzz(
     steps: int = DEFAULT_STEPS,
     shrink_s: float = DEFAULT_SHRINK_S,
     stop_at: float | None = None,
+    shrink: bool = True,
+    weights: dict[str, int] | None = None,
 ) -> FuzzResult:
     """Search for a divergence, then shrink it (see the module docstring). Past `stop_at` (a
-    `time.monotonic()` value) no further program is run: the search ends with what it has."""
+    `time.monotonic()` value) no further program is run: the search ends with what it has.
+    `shrink=False` stops at the first divergence, unshrunk (for measuring how soon a search
+    finds a bug: `benchmarks/fuzz_seeds.py`); `weights` weigh the generator's ops
+    (`strategies.programs`)."""
     if examples < 1 or steps < 0 or shrink_s < 0:
         raise ValueError("examples must be >= 1, steps and shrink_s >= 0")
     result = FuzzResult(name, mode, seed)
@@ -463,14 +470,16 @@ def fuzz(
         derandomize=False,
         database=None,
         deadline=None,
-        phases=(Phase.generate, Phase.shrink),
+        phases=(Phase.generate, Phase.shrink) if shrink else (Phase.generate,),
         suppress_health_check=list(HealthCheck),
         verbosity=Verbosity.quiet,
     )
     try:
         try:
             with _seed_alone_decides(), _no_storage_in_working_directory():
-                minimal = find(programs(steps), diverges, settings=search, random=Random(seed))
+                minimal = find(
+                    programs(steps, weights=weights), diverges, settings=search, random=Random(seed)
+                )
         except NoSuchExample:
             return result
         rerun = session.run(program_requests(minimal), mode, minimal.ids)
@@ -479,6 +488,9 @@ def fuzz(
             key=lambda d: len(d.requests),
         )
         assert found is not None
+        if not shrink:
+            result.divergence = found
+            return result
         left = shrink_s - (time.monotonic() - (budget.started or time.monotonic()))
         allowed = max(left, shrink_s / 2)
         if stop_at is not None:

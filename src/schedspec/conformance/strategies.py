@@ -69,8 +69,9 @@ class Op(NamedTuple):
 
 # Op kinds with their weights: mostly the ones that move versions, rarely `close` (which ends
 # the interesting part of a session). Shrinking goes towards the first kind, `start`, which is
-# harmless once started; Hypothesis also favours the last, so that is `ready`.
-WEIGHTS: dict[str, int] = {
+# harmless once started; Hypothesis also favours the last, so that is `ready`. These are the
+# uniform part; `ADVERSARIAL` adds what the contract is written against.
+UNIFORM: dict[str, int] = {
     "start": 3,
     "finish": 8,
     "submit": 3,
@@ -85,9 +86,24 @@ WEIGHTS: dict[str, int] = {
     "query": 1,
     "ready": 6,
 }
+# Ops aimed at the adversary the contract is written against, each where it hurts (see
+# `Knowledge`): a late, stale or duplicate callback for a task whose dependents still wait;
+# a re-submission, with the same dependencies, of a task whose dependents wait, are ready or
+# run; a cancel of a running version, which its worker's callback then races; a callback for
+# a dependency of a fan-in, whose outcomes then mix.
+ADVERSARIAL: dict[str, int] = {
+    "late_waited": 4,
+    "resubmit_waited": 3,
+    "cancel_running": 2,
+    "finish_fan_in": 3,
+}
+WEIGHTS: dict[str, int] = {**ADVERSARIAL, **UNIFORM}
 KINDS = tuple(WEIGHTS)
-_WEIGHTED = tuple(kind for kind, weight in WEIGHTS.items() for _ in range(weight))
 _PICKS = {"start": 0, "close": 0, "repeat": 0}  # how many picks a kind needs; others 3
+
+
+def _weighted(weights: dict[str, int]) -> tuple[str, ...]:
+    return tuple(kind for kind, weight in weights.items() for _ in range(weight))
 
 
 @dataclass(frozen=True)
@@ -114,8 +130,8 @@ class Program:
 
 
 @st.composite
-def _operation(draw: st.DrawFn) -> Op:
-    kind = draw(st.sampled_from(_WEIGHTED))
+def _operation(draw: st.DrawFn, kinds: tuple[str, ...]) -> Op:
+    kind = draw(st.sampled_from(kinds))
     if kind == "submit":  # the task, then its dependencies
         picks = draw(st.lists(st.integers(0, 15), min_size=1, max_size=4))
         return Op(kind, tuple(picks))
@@ -123,17 +139,21 @@ def _operation(draw: st.DrawFn) -> Op:
     return Op(kind, tuple(draw(st.integers(0, 15)) for _ in range(count)))
 
 
-def operations() -> st.SearchStrategy[Op]:
-    """Any abstract op, weighted by `WEIGHTS`."""
-    return _operation()
+def operations(weights: dict[str, int] | None = None) -> st.SearchStrategy[Op]:
+    """Any abstract op, weighted by `weights` (by default `WEIGHTS`: the uniform part and the
+    adversarial one; `UNIFORM` alone is the generator before the adversarial ops)."""
+    return _operation(_weighted(WEIGHTS if weights is None else weights))
 
 
 def programs(
-    steps_max: int = 40, ids: st.SearchStrategy[tuple[str, ...]] | None = None
+    steps_max: int = 40,
+    ids: st.SearchStrategy[tuple[str, ...]] | None = None,
+    weights: dict[str, int] | None = None,
 ) -> st.SearchStrategy[Program]:
-    """Programs of up to `steps_max` ops over 3 to 5 task ids (plain, unicode, look-alikes)."""
+    """Programs of up to `steps_max` ops over 3 to 5 task ids (plain, unicode, look-alikes),
+    the ops weighted by `weights` (see `operations`)."""
     alphabets = ids if ids is not None else task_id_alphabets(min_size=3, max_size=5)
-    one_op = operations()
+    one_op = operations(weights)
 
     @st.composite
     def build(draw: st.DrawFn) -> Program:
@@ -171,6 +191,22 @@ class Knowledge:
     claimed: list[tuple[str, int]] = field(default_factory=list)
     generations: dict[str, int] = field(default_factory=dict)
     last_callback: JsonObject | None = None
+    states: dict[str, str] = field(default_factory=dict)  # task -> its current version's state
+    deps: dict[str, tuple[str, ...]] = field(default_factory=dict)  # of accepted submissions
+
+    def learn_submit(self, request: JsonObject, reply: JsonValue) -> None:
+        """The dependencies of an accepted submission: the graph, as the session built it."""
+        task, deps = request.get("task"), request.get("deps")
+        if isinstance(reply, dict) and reply.get("ok") is True and isinstance(task, str):
+            names = deps if isinstance(deps, list) else []
+            self.deps[task] = tuple(d for d in names if isinstance(d, str))
+
+    def _dependents(self, task: str) -> list[str]:
+        return [t for t, deps in self.deps.items() if task in deps]
+
+    def _waited_on(self, task: str, states: tuple[str, ...] = ("pending",)) -> bool:
+        """Whether some direct dependent of `task` is in one of `states`."""
+        return any(self.states.get(t) in states for t in self._dependents(task))
 
     def learn_snapshot(self, snapshot: JsonValue) -> None:
         """Running versions and current generations from a `query_all` snapshot."""
@@ -180,11 +216,13 @@ class Knowledge:
         assert isinstance(tasks, dict)
         self.running = []
         self.generations = {}
+        self.states = {}
         for task, view in tasks.items():
             if isinstance(view, dict) and isinstance(view.get("generation"), int):
                 generation = view["generation"]
                 assert isinstance(generation, int)
                 self.generations[task] = generation
+                self.states[task] = str(view.get("state"))
                 if view.get("state") == "running":
                     self.running.append((task, generation))
 
@@ -249,6 +287,46 @@ class Knowledge:
                 # None names the current version; 1..current+1 covers stale and future ones.
                 which: JsonValue = None if p[1] % 3 == 0 else 1 + p[1] % (current + 1)
                 return {"op": "cancel", "task": named, "generation": which}
+            case "late_waited":
+                # A callback for a version ever claimed whose task has a pending dependent:
+                # stale, duplicate or late, it must not release that dependent (DONE-4, DONE-5).
+                # Mostly a `complete`: the retry of a worker whose reply was lost.
+                versions = [c for c in self.claimed if self._waited_on(c[0])] or self.claimed
+                if not versions:
+                    return None
+                claimed = versions[p[0] % len(versions)]
+                kind = ("complete", "complete", "fail", "confirm_cancel", "cancel")[p[1] % 5]
+                return self._callback(kind, *claimed, p[2])
+            case "resubmit_waited":
+                # A new version of a task whose dependents wait, are ready or run (SUB-6,
+                # SUB-8), with the same dependencies or rewired to another task: the replaced
+                # version's effect and its edges must go.
+                active = ("pending", "ready", "running")
+                tasks = [t for t in self.deps if self._waited_on(t, active)] or list(self.deps)
+                if not tasks:
+                    return None
+                task = tasks[p[0] % len(tasks)]
+                deps = list(self.deps[task])
+                others = [t for t in self.deps if t != task and t not in deps]
+                if p[1] % 2 and others:
+                    deps = [others[p[2] % len(others)]]
+                return {"op": "submit", "task": task, "deps": deps}
+            case "cancel_running":
+                # A cancel request for a running version, which its worker's callback races.
+                if not self.running:
+                    return None
+                task, generation = self.running[p[0] % len(self.running)]
+                return {"op": "cancel", "task": task, "generation": generation}
+            case "finish_fan_in":
+                # The outcome of a dependency of a fan-in: some complete, some fail or are
+                # cancelled, and the fan-in's state and cause must follow (BLOCK-1, BLOCK-2).
+                fan_in = {d for deps in self.deps.values() if len(deps) > 1 for d in deps}
+                versions = [r for r in self.running if r[0] in fan_in] or self.running
+                if not versions:
+                    return None
+                running = versions[p[0] % len(versions)]
+                kind = ("complete", "fail", "cancel", "confirm_cancel")[p[1] % 4]
+                return self._callback(kind, *running, p[2])
             case "bogus":
                 return self._bogus(p)
             case "malformed_submit":

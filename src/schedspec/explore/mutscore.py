@@ -747,18 +747,42 @@ def _tests_child(
     return {"status": status, "reason": "tests", "check": first, "detail": detail}
 
 
-def _vectors_child(job: _Job) -> dict[str, Any]:
-    """The vectors column: the mutated core behind the reference adapter, judged by the
-    conformance vectors alone, in corpus order, up to the first that fails."""
+# The oracle's columns (issue 11, section 2): the mutated core behind the reference adapter,
+# judged by the conformance vectors alone, or by the differential fuzzing alone.
+ORACLE_COLUMNS = ("vectors", "fuzz")
+
+
+def _oracle_child(job: _Job) -> dict[str, Any]:
+    """`vectors`: the vectors in corpus order, up to the first that fails. `fuzz`: the
+    fuzzing at its default budget and seed, in relaxed mode, whose oracle is the plain
+    implementation (`conformance/plain.py`, which shares no code with the core: the
+    reference would share the mutant), up to the first divergence."""
     finder = _install(job.mutant)
     try:
         runner = importlib.import_module("schedspec.conformance.runner")
         reference = importlib.import_module("schedspec.conformance.reference")
+        fuzz = importlib.import_module("schedspec.conformance.fuzz")
     except BaseException as e:
         return {"status": KILLED, "reason": "import error", "detail": _short(e)}
     if not _served(finder):
         return {"status": ERROR, "reason": "hook", "detail": "the mutant was not imported"}
     try:
+        if job.kind == "fuzz":
+            found = fuzz.fuzz(
+                reference.ReferenceImplementation, mode=fuzz.Mode.RELAXED, shrink=False
+            )
+            if found.divergence is None:
+                return {
+                    "status": SURVIVED,
+                    "reason": "fuzz",
+                    "detail": f"{found.examples} programs",
+                }
+            return {
+                "status": KILLED,
+                "reason": "fuzz",
+                "check": f"program {found.found_after_examples}",
+                "detail": found.divergence.describe()[:300],
+            }
         for vector in job.vectors:
             result = runner.run_vector(reference.ReferenceImplementation(), vector)
             failure = result.failure
@@ -775,21 +799,24 @@ def _vectors_child(job: _Job) -> dict[str, Any]:
     return {"status": SURVIVED, "reason": "vectors", "detail": f"{len(job.vectors)} vectors pass"}
 
 
-def vectors_column(
+def oracle_column(
+    column: str,
     mutants: Sequence[Mutant],
-    vectors: Sequence[Any],
+    vectors: Sequence[Any] = (),
     width: int = 2,
     deadline: float = 120.0,
     progress: Callable[[Mutant, Outcome, int], None] | None = None,
 ) -> list[tuple[Mutant, Outcome]]:
-    """Each mutant judged by the vectors alone (`_vectors_child`), `width` at a time; a mutant
-    that overruns `deadline` seconds is killed as a timeout, as in the explorer column."""
+    """Each mutant judged by the oracle's `column` alone (`_oracle_child`), `width` at a time;
+    a mutant that overruns `deadline` seconds is killed as a timeout, as in the explorer
+    column."""
+    assert column in ORACLE_COLUMNS, column
     # The child's alarm ends a mutant that loops; the parent's deadline, a little later, is
     # the backstop for one that the alarm cannot interrupt.
-    jobs = [_Job("vectors", m, deadline + 10.0, vectors=tuple(vectors)) for m in mutants]
+    jobs = [_Job(column, m, deadline + 10.0, vectors=tuple(vectors)) for m in mutants]
     results: list[dict[str, Any]] = [{}] * len(jobs)
     found: list[tuple[Mutant, Outcome]] = []
-    with tempfile.TemporaryDirectory(prefix="schedspec-vectors-") as workdir:
+    with tempfile.TemporaryDirectory(prefix=f"schedspec-{column}-") as workdir:
         for done, index in enumerate(
             _pool_iter(jobs, width, Path(workdir), 4096, results), start=1
         ):
@@ -815,7 +842,7 @@ class _Job:
     mutants: tuple[Mutant, ...] = ()  # record: the mutants of `invariants` to replay
     width: int = 1  # record: replays at a time
     memory_mb: int = 4096
-    vectors: tuple[Any, ...] = ()  # vectors: the conformance vectors, loaded by the parent
+    vectors: tuple[Any, ...] = ()  # the oracle's columns: the vectors, loaded by the parent
 
 
 @dataclass(slots=True)
@@ -868,9 +895,9 @@ def _child(job: _Job, out: Path, log: Path, memory_mb: int) -> NoReturn:
             result = _record_child(job)
         elif job.kind == "replay":
             result = _replay_child(job)
-        elif job.kind == "vectors":
+        elif job.kind in ORACLE_COLUMNS:
             with _alarm(None if job.deadline is None else job.deadline - 10.0):
-                result = _vectors_child(job)
+                result = _oracle_child(job)
         else:
             result = _tests_child(job.mutant, job.selection, job.coverage)
     except BaseException as e:
@@ -1571,10 +1598,11 @@ def _parser() -> argparse.ArgumentParser:
         help="write results there as they come, and resume from it (module docstring)",
     )
     parser.add_argument(
-        "--vectors",
-        action="store_true",
-        help="the vectors column instead: each mutant of step, graph and state behind the"
-        " reference adapter, judged by the conformance vectors alone",
+        "--oracle",
+        choices=ORACLE_COLUMNS,
+        default=None,
+        help="an oracle's column instead: each mutant of step, graph and state behind the"
+        " reference adapter, judged by the conformance vectors alone, or by the fuzzing alone",
     )
     parser.add_argument("--json", type=Path, default=None, help="write the report as JSON")
     parser.add_argument("--markdown", type=Path, default=None, help="and as Markdown")
@@ -1610,8 +1638,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         mutants = sample(mutants, args.sample, args.seed)
         selection = f"sample {args.sample} of {','.join(files)} with seed {args.seed}"
     equivalents = load_equivalents(args.equivalents)
-    if args.vectors:
-        return _vectors_main(args, mutants, selection, equivalents)
+    if args.oracle is not None:
+        return _oracle_main(args, mutants, selection, equivalents)
     # Every entry is checked, not only those of the selection: a stale entry is found by any
     # run, however small (the enumeration of the files it names is all it costs).
     problems = stale_equivalents(equivalents)
@@ -1680,21 +1708,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0 if report.ok else 1
 
 
-# Behaviour the vectors cannot see: `invariants` only checks states, it decides nothing.
-VECTOR_TARGETS = ("step", "graph", "state")
+# The oracle's columns judge behaviour: `invariants` only checks states and decides nothing.
+ORACLE_TARGETS = ("step", "graph", "state")
 
 
-def _vectors_main(
+def _oracle_main(
     args: argparse.Namespace,
     mutants: Sequence[Mutant],
     selection: str,
     equivalents: Sequence[Equivalent],
 ) -> int:
-    """`--vectors`: the vectors column (issue 11, section 2), its own report."""
+    """`--oracle vectors|fuzz`: that column alone (issue 11, section 2), its own report."""
     from ..conformance.corpus import load_corpus
+    from ..conformance.options import DEFAULT_EXAMPLES
 
-    mutants = [m for m in mutants if m.file in VECTOR_TARGETS]
-    vectors = load_corpus()
+    column = str(args.oracle)
+    mutants = [m for m in mutants if m.file in ORACLE_TARGETS]
+    vectors = load_corpus() if column == "vectors" else []
+    judge = f"{len(vectors)} vectors" if vectors else f"fuzzing, {DEFAULT_EXAMPLES} programs"
     equivalent = {e.id for e in equivalents}
     live = sys.stderr.isatty()
     killed = 0
@@ -1706,11 +1737,11 @@ def _vectors_main(
         print(("\r\x1b[2K" if live else "") + line, file=sys.stderr, end="" if live else "\n")
 
     started = time.monotonic()
-    found = vectors_column(mutants, vectors, max(1, args.jobs), progress=progress)
+    found = oracle_column(column, mutants, vectors, max(1, args.jobs), progress=progress)
     if live:
         print(file=sys.stderr)
     rows = []
-    for file in (*VECTOR_TARGETS, None):
+    for file in (*ORACLE_TARGETS, None):
         mine = [(m, o) for m, o in found if file is None or m.file == file]
         if not mine:
             continue
@@ -1723,13 +1754,18 @@ def _vectors_main(
             f"| {file or 'all'} | {dead} | {eq} | {alive} | {errors} | {len(mine)} | {rate} |"
         )
     survivors = [(m, o) for m, o in found if o.status == SURVIVED and m.id not in equivalent]
+    programs = sorted(
+        int(o.check.split()[-1]) for _, o in found if o.reason == "fuzz" and o.status == KILLED
+    )
     lines = [
-        f"Vectors column: {len(vectors)} vectors, {selection}, {time.monotonic() - started:.0f} s",
+        f"The {column} column: {judge}, {selection}, {time.monotonic() - started:.0f} s",
         "",
-        "| file | killed by the vectors | equivalent | survived | error | total | kill rate |",
+        f"| file | killed by the {column} | equivalent | survived | error | total | kill rate |",
         "|---|---:|---:|---:|---:|---:|---:|",
         *rows,
     ]
+    if programs:
+        lines += ["", f"Median programs to the first divergence: {programs[len(programs) // 2]}"]
     if survivors:
         lines += ["", "Survivors:", ""]
         lines += [f"- `{m.id}` (line {m.line}): `{m.description}`" for m, _ in survivors]
@@ -1747,23 +1783,14 @@ def _vectors_main(
                 "equivalent": m.id in equivalent,
                 "status": o.status,
                 "reason": o.reason,
-                "vector": o.check,
+                "check": o.check,
                 "detail": o.detail,
                 "seconds": o.seconds,
             }
             for m, o in found
         ]
-        args.json.write_text(
-            json.dumps(
-                {
-                    "format": "schedspec-vectors-mutscore/1",
-                    "vectors": len(vectors),
-                    "mutants": entries,
-                },
-                indent=1,
-            )
-            + "\n"
-        )
+        document = {"format": "schedspec-oracle-mutscore/1", "column": column, "mutants": entries}
+        args.json.write_text(json.dumps(document, indent=1) + "\n")
     return 0 if not survivors and not any(o.status == ERROR for _, o in found) else 1
 
 
