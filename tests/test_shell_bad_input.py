@@ -237,10 +237,14 @@ def test_runner_fails_the_claims_a_shut_down_executor_refuses() -> None:
 
 
 def test_runner_on_a_process_pool_fails_what_it_cannot_send() -> None:
-    """A process pool pickles the work; a task function bound to the scheduler cannot be: each
-    version fails with the pool's error instead of staying running."""
+    """A process pool pickles the work; a function defined inside another cannot be pickled:
+    its version fails with the pool's error instead of staying running."""
+
+    def local(token: object) -> None:
+        pass
+
     s = TaskScheduler(max_concurrency=2)
-    s.submit("a", [], noop)
+    s.submit("a", [], local)
     s.submit("b", ["a"], noop)
     s.start()
     with ProcessPoolExecutor(max_workers=1) as pool:

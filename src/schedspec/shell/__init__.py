@@ -1,6 +1,6 @@
 """The mutable shell: one lock, one write, effects carried out (see scheduler.py)."""
 
-from .runner import Runner, RunReport
+from .runner import RemoteToken, Runner, RunReport
 from .scheduler import (
     CancellationToken,
     Change,
@@ -18,6 +18,7 @@ __all__ = [
     "Change",
     "Claim",
     "CloseReport",
+    "RemoteToken",
     "RunReport",
     "Runner",
     "Snapshot",

@@ -37,6 +37,21 @@ A function may be `async def` (or return any awaitable): the runner awaits it on
 of its own, in the worker, and reports what the awaited call returns or raises, never the
 coroutine object itself. `run()` on a scheduler whose `max_concurrency` is 0 warns
 (`RuntimeWarning`): nothing can ever be claimed, so it returns at once.
+
+Executors in other processes. On a `concurrent.futures.ProcessPoolExecutor`, or on the executor
+of a `dask.distributed` client (`Client.get_executor()`), the runner sends the worker a
+module-level call, `_call_elsewhere(fn, token, results)`, holding only what must travel: the
+function, which must therefore be picklable (defined at module level), a `RemoteToken`, and the
+dependencies' results when it asks for them (read when the claim is sent, and picklable too).
+The worker calls the function and sends back what it returned or raised; the runner reports it
+to the scheduler in its own process, exactly as for a thread. A cancellation request reaches the
+function by polling: the runner looks at each running claim's own token at least every
+`POLL_S` seconds and, once it is set, sets a flag the `RemoteToken` reads, a
+`multiprocessing.Manager` event for a process pool, a `distributed.Event` for dask. Its limits:
+the function sees the request only when it polls (`token.cancelled`, `token.wait`,
+`token.raise_if_cancelled()`), up to `POLL_S` seconds plus one round trip after the scheduler
+set it, and nothing is killed, as with threads. Any other executor is given the in-process
+call, as a `ThreadPoolExecutor` is.
 """
 
 from __future__ import annotations
@@ -47,11 +62,14 @@ import contextlib
 import heapq
 import inspect
 import math
+import multiprocessing
 import threading
 import time
+import uuid
 import warnings
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn
@@ -65,6 +83,88 @@ from ..errors import (
     shown,
 )
 from .scheduler import Claim, TaskScheduler
+
+# How often, at least, the runner forwards cancellation requests to functions running in other
+# processes (see the module docstring).
+POLL_S = 0.05
+
+
+class _Flag(Protocol):
+    def set(self) -> Any: ...
+    def is_set(self) -> bool: ...
+    def wait(self, timeout: float | None = None) -> bool: ...
+
+
+class RemoteToken:
+    """The cancellation token of a function running in another process (a process pool, dask).
+
+    It reads a flag that the runner sets once the claim's own `CancellationToken` is set
+    (CANCEL-3), so a function polls it as it would poll the token of a thread; see the module
+    docstring for the delay."""
+
+    __slots__ = ("_flag",)
+
+    def __init__(self, flag: _Flag) -> None:
+        self._flag = flag
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether a cancellation of this version was requested, as far as it has arrived."""
+        return bool(self._flag.is_set())
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the request arrives or `timeout` seconds pass; return whether it came."""
+        return bool(self._flag.wait(timeout))
+
+    def raise_if_cancelled(self) -> None:
+        """Raise `CancelledByRequest` if the request arrived: the runner then confirms it."""
+        if self.cancelled:
+            raise CancelledByRequest
+
+
+def _call_elsewhere(
+    fn: Callable[..., object], token: RemoteToken, results: Mapping[str, object] | None
+) -> tuple[str, object]:
+    """Run in the worker: call `fn` and return `("returned", value)`, `("cancelled", None)` or
+    `("raised", exception)`; a `BaseException` that is not an `Exception` propagates, and the
+    runner fails the version with it as for a thread."""
+    try:
+        result = fn(token) if results is None else fn(token, results=results)
+        if inspect.isawaitable(result):
+            result = asyncio.run(_awaited(result))
+    except CancelledByRequest:
+        return "cancelled", None
+    except Exception as exc:
+        return "raised", exc
+    return "returned", result
+
+
+class _Elsewhere:
+    """The flags of one run on an executor in other processes, and how to make them."""
+
+    def __init__(self, executor: cf.Executor) -> None:
+        self._manager: Any = None
+        self._dask = not isinstance(executor, cf.ProcessPoolExecutor)
+
+    def flag(self) -> _Flag:
+        if self._dask:
+            from distributed import Event
+
+            return Event(f"schedspec-cancel-{uuid.uuid4().hex}")  # type: ignore[no-untyped-call]
+        if self._manager is None:
+            self._manager = multiprocessing.Manager()
+        return self._manager.Event()  # type: ignore[no-any-return]
+
+    def close(self) -> None:
+        if self._manager is not None:
+            self._manager.shutdown()
+
+
+def _runs_elsewhere(executor: cf.Executor | None) -> bool:
+    """A process pool, or a dask client's executor: the function runs in another process."""
+    if isinstance(executor, cf.ProcessPoolExecutor):
+        return True
+    return executor is not None and type(executor).__module__.startswith("distributed")
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,8 +221,10 @@ class Runner:
             max_workers=max(1, self._scheduler.max_concurrency)
         )
         bar = _Bar(self._scheduler, console) if progress else None
+        elsewhere = _Elsewhere(executor) if _runs_elsewhere(executor) else None
+        flags: dict[cf.Future[Any], _Flag] = {}  # of claims sent elsewhere, not yet forwarded
         executed = 0
-        in_flight: dict[cf.Future[tuple[str, Outcome]], Claim] = {}
+        in_flight: dict[cf.Future[Any], Claim] = {}
         raising: BaseException | None = None
         attempts: dict[str, int] = {}
         due: list[tuple[float, int, str]] = []  # (when, order, task): retries to make
@@ -131,8 +233,17 @@ class Runner:
                 self._retry_due(due)
                 claims = self._scheduler.ready()
                 for i, claim in enumerate(claims):
+                    future: cf.Future[Any]
                     try:
-                        future = executor.submit(self._execute, claim)
+                        if elsewhere is None:
+                            future = executor.submit(self._execute, claim)
+                        else:
+                            flag = elsewhere.flag()
+                            results = self._results_for(claim) if _wants_results(claim.fn) else None
+                            future = executor.submit(
+                                _call_elsewhere, claim.fn, RemoteToken(flag), results
+                            )
+                            flags[future] = flag
                         in_flight[future] = claim
                         self._bound(claim, future)
                     except RuntimeError as exc:  # a shut-down executor
@@ -148,14 +259,21 @@ class Runner:
                 if not in_flight:
                     time.sleep(wait or 0.0)
                     continue
+                if flags:  # forward cancellation requests at least every POLL_S
+                    _forward(flags, in_flight)
+                    wait = POLL_S if wait is None else min(wait, POLL_S)
                 done, _ = cf.wait(in_flight, timeout=wait, return_when=cf.FIRST_COMPLETED)
                 if bar is not None:
                     bar.update()
                 for future in done:
                     claim = in_flight.pop(future)
+                    flags.pop(future, None)
                     error = future.exception()
                     if error is None:
-                        kind, outcome = future.result()
+                        if elsewhere is None:
+                            kind, outcome = future.result()
+                        else:
+                            kind, outcome = self._report(claim, *future.result())
                         if kind == "fail" and outcome.kind is OutcomeKind.ACCEPTED:
                             self._schedule_retry(claim.task_id, attempts, due)
                         continue
@@ -169,6 +287,8 @@ class Runner:
         finally:
             if own:
                 executor.shutdown(wait=True)
+            if elsewhere is not None:
+                elsewhere.close()
             if bar is not None:
                 bar.close()
         return RunReport(executed, self._scheduler.snapshot().counts())
@@ -209,8 +329,8 @@ class Runner:
                 self._scheduler.retry(task_id)
 
     def _execute(self, claim: Claim) -> tuple[str, Outcome]:
-        """Call the function and report; returns which report it was, with its outcome."""
-        s = self._scheduler
+        """Call the function in this process and report; returns which report it was, with
+        its outcome."""
         try:
             if _wants_results(claim.fn):
                 result = claim.fn(claim.token, results=self._results_for(claim))
@@ -219,15 +339,31 @@ class Runner:
             if inspect.isawaitable(result):
                 result = asyncio.run(_awaited(result))
         except CancelledByRequest:
-            if claim.token.cancelled:
-                return "confirm_cancel", s.confirm_cancel(claim.task_id, claim.generation)
-            return "fail", s.fail(claim.task_id, claim.generation, CancelledByRequest())
+            return self._report(claim, "cancelled", None)
         except Exception as exc:  # the task's own failure is data, not a crash of the runner
-            return "fail", s.fail(claim.task_id, claim.generation, exc)
+            return self._report(claim, "raised", exc)
         except BaseException as exc:  # SystemExit, KeyboardInterrupt: fail, then let it go on
-            s.fail(claim.task_id, claim.generation, exc)
+            self._scheduler.fail(claim.task_id, claim.generation, exc)
             raise
-        return "complete", s.complete(claim.task_id, claim.generation, result)
+        return self._report(claim, "returned", result)
+
+    def _report(self, claim: Claim, ended: str, value: object) -> tuple[str, Outcome]:
+        """Report how the function ended (`_call_elsewhere`'s words) to the scheduler."""
+        s, task, generation = self._scheduler, claim.task_id, claim.generation
+        if ended == "returned":
+            return "complete", s.complete(task, generation, value)
+        if ended == "cancelled" and claim.token.cancelled:
+            return "confirm_cancel", s.confirm_cancel(task, generation)
+        error = value if ended == "raised" else CancelledByRequest()
+        return "fail", s.fail(task, generation, error)
+
+
+def _forward(flags: dict[cf.Future[Any], _Flag], in_flight: dict[cf.Future[Any], Claim]) -> None:
+    """Set the flag of every claim sent elsewhere whose own token is set, once."""
+    for future, flag in list(flags.items()):
+        if in_flight[future].token.cancelled:
+            flag.set()
+            del flags[future]
 
 
 async def _awaited(awaitable: Awaitable[object]) -> object:
