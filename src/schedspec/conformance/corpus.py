@@ -5,7 +5,8 @@ exactly as the server would (each request is encoded to a line and decoded back 
 protocol's rules, so `1.0` in a scenario reaches the reference as the integer 1), keeps each
 reply but for error messages (never compared, WIRE-11), numbers the
 requests from 1, and after every step that is not itself a query adds a `query_all` step, so a
-vector pins the whole state after each step. The result is a list of `Vector`s, written one file
+vector pins the whole state after each step (but in the large sessions of `sizes.py`, which pin
+it at their own checkpoints: a `query_all` after each of their steps would be quadratic). The result is a list of `Vector`s, written one file
 per vector by `write_corpus`, together with `README.md`, whose coverage table is generated here
 too. `stale_files` compares a directory with a fresh generation, for the test that keeps the
 committed corpus honest.
@@ -77,7 +78,13 @@ def situation_traces() -> list[Scenario]:
     return scenarios()
 
 
-SOURCES: list[Source] = [hand_written, explorer_traces, situation_traces]
+def size_boundaries() -> list[Scenario]:
+    from .sizes import scenarios
+
+    return scenarios()
+
+
+SOURCES: list[Source] = [hand_written, explorer_traces, situation_traces, size_boundaries]
 
 
 class VectorFormatError(ValueError):
@@ -231,7 +238,7 @@ def generate_vector(scenario: Scenario) -> Vector:
             assert isinstance(step.request, dict)
             exchange({"id": next_id, **step.request}, None, step.note)
             next_id += 1
-        if step.op not in QUERIES:
+        if step.op not in QUERIES and scenario.pin_each_step:
             exchange({"id": next_id, "op": "query_all"}, None, None)
             next_id += 1
     return Vector(

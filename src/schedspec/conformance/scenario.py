@@ -59,6 +59,9 @@ class Scenario:
     clauses: tuple[str, ...]
     steps: tuple[Step, ...]
     source: str = HAND_WRITTEN
+    # Whether the generator follows every step that is not a query with a `query_all`; a
+    # large session pins its state at its own checkpoints instead (`sizes.py`).
+    pin_each_step: bool = True
 
     def __post_init__(self) -> None:
         if not _NAME.match(self.name):
