@@ -1519,6 +1519,33 @@ SCENARIOS: list[Scenario] = [
         submit("d", "a"),
         start(),
     ),
+    # Cases the mutation score of the vectors (issue 11) showed were not pinned: the cycle
+    # report must survive a component finished before another reaches it, and members of an
+    # earlier cycle submitted before the first member of a later one.
+    S(
+        "start-a-later-cycle-depending-on-an-earlier-one",
+        "Two cycles, the later depending on the earlier one: both are reported, and what "
+        "depends on the later is unexecutable.",
+        ["START-2", "START-3"],
+        create(1),
+        submit("m", "k"),
+        submit("k", "m"),
+        submit("w", "v", "m"),
+        submit("v", "w"),
+        submit("tail", "v"),
+        start(),
+    ),
+    S(
+        "start-two-cycles-the-first-submitted-whole-before-the-second",
+        "Both members of one cycle come before either member of the next: both are reported.",
+        ["START-2", "START-3"],
+        create(1),
+        submit("n", "j"),
+        submit("j", "n"),
+        submit("h", "g"),
+        submit("g", "h"),
+        start(),
+    ),
     S(
         "close-still-running-in-sequence-order-not-claim-order",
         "still_running lists versions by sequence number even when they were claimed later.",
