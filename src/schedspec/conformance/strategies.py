@@ -78,7 +78,7 @@ UNIFORM: dict[str, int] = {
     "resubmit": 2,
     "cancel": 2,
     "late": 4,
-    "repeat": 2,
+    "repeat": 4,
     "close": 1,
     "bogus": 1,
     "malformed_submit": 1,
@@ -89,11 +89,14 @@ UNIFORM: dict[str, int] = {
 # Ops aimed at the adversary the contract is written against, each where it hurts (see
 # `Knowledge`): a late, stale or duplicate callback for a task whose dependents still wait;
 # a re-submission, with the same dependencies, of a task whose dependents wait, are ready or
-# run; a cancel of a running version, which its worker's callback then races; a callback for
-# a dependency of a fan-in, whose outcomes then mix.
+# run; a pending task rewired away from a dependency that has not succeeded, to one that has
+# not either, so that the old dependency's completion must no longer count; a cancel of a
+# running version, which its worker's callback then races; a callback for a dependency of a
+# fan-in, whose outcomes then mix.
 ADVERSARIAL: dict[str, int] = {
     "late_waited": 4,
     "resubmit_waited": 3,
+    "rewire_pending": 1,
     "cancel_running": 2,
     "finish_fan_in": 3,
 }
@@ -208,6 +211,15 @@ class Knowledge:
         """Whether some direct dependent of `task` is in one of `states`."""
         return any(self.states.get(t) in states for t in self._dependents(task))
 
+    def _waited_on_by_fan_in(self, task: str) -> bool:
+        """Whether some pending direct dependent of `task` still waits for another task that
+        has not succeeded: a second release for `task` would then show before it does."""
+        return any(
+            self.states.get(t) == "pending"
+            and any(d != task and self.states.get(d) != "succeeded" for d in self.deps[t])
+            for t in self._dependents(task)
+        )
+
     def learn_snapshot(self, snapshot: JsonValue) -> None:
         """Running versions and current generations from a `query_all` snapshot."""
         if not isinstance(snapshot, dict) or not isinstance(snapshot.get("tasks"), dict):
@@ -291,11 +303,22 @@ class Knowledge:
                 # A callback for a version ever claimed whose task has a pending dependent:
                 # stale, duplicate or late, it must not release that dependent (DONE-4, DONE-5).
                 # Mostly a `complete`: the retry of a worker whose reply was lost.
-                versions = [c for c in self.claimed if self._waited_on(c[0])] or self.claimed
+                # Every other time, first the duplicate `complete` of a succeeded version
+                # whose dependent still waits for another task: the retry of a worker whose
+                # reply was lost, which must not release that dependent early.
+                waited = [c for c in self.claimed if self._waited_on(c[0])]
+                ended = [
+                    c
+                    for c in waited
+                    if self.states.get(c[0]) == "succeeded" and self._waited_on_by_fan_in(c[0])
+                ]
+                versions = (ended if p[2] % 2 else []) or waited or self.claimed
                 if not versions:
                     return None
                 claimed = versions[p[0] % len(versions)]
                 kind = ("complete", "complete", "fail", "confirm_cancel", "cancel")[p[1] % 5]
+                if claimed in ended:
+                    kind = "complete"
                 return self._callback(kind, *claimed, p[2])
             case "resubmit_waited":
                 # A new version of a task whose dependents wait, are ready or run (SUB-6,
@@ -311,6 +334,23 @@ class Knowledge:
                 if p[1] % 2 and others:
                     deps = [others[p[2] % len(others)]]
                 return {"op": "submit", "task": task, "deps": deps}
+            case "rewire_pending":
+                # A pending task rewired from a dependency that has not succeeded to another
+                # that has not either (SUB-6): the old dependency's completion must not count.
+                unfinished = [t for t in self.deps if self.states.get(t) != "succeeded"]
+                pending = [
+                    t
+                    for t in self.deps
+                    if self.states.get(t) == "pending"
+                    and any(d in unfinished for d in self.deps[t])
+                ]
+                if not pending:
+                    return None
+                task = pending[p[0] % len(pending)]
+                others = [t for t in unfinished if t != task and t not in self.deps[task]]
+                if not others:
+                    return None
+                return {"op": "submit", "task": task, "deps": [others[p[1] % len(others)]]}
             case "cancel_running":
                 # A cancel request for a running version, which its worker's callback races.
                 if not self.running:
