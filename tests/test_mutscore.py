@@ -204,6 +204,24 @@ def test_the_equivalents_survive_every_default_scope() -> None:
     assert mutscore.check_equivalents(options=Options(jobs=2, tests=None)) == []
 
 
+def test_the_unobservable_mutants_still_mean_the_mutants_examined() -> None:
+    """models/mutation/unobservable.toml: the oracle columns' list of mutants no reply can
+    show; each id still means the mutant examined, and each says why."""
+    entries = mutscore.load_equivalents(mutscore.UNOBSERVABLE, "unobservable")
+    assert entries and mutscore.stale_equivalents(entries) == []
+    assert all(e.reason for e in entries)
+    assert not {e.id for e in entries} & {e.id for e in mutscore.load_equivalents()}
+
+
+@pytest.mark.slow
+def test_the_unobservable_mutants_survive_the_vectors() -> None:
+    """The list stays honest: a listed mutant the vectors kill fails the oracle run."""
+    ids = [e.id for e in mutscore.load_equivalents(mutscore.UNOBSERVABLE, "unobservable")]
+    done = run_cli("--oracle", "vectors", "--jobs", "2", "--ids", *ids)
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert "| all | 0 | 0 | " in done.stdout
+
+
 def test_a_stale_equivalent_is_reported(tmp_path: Path) -> None:
     path = tmp_path / "equivalent.toml"
     path.write_text(

@@ -121,6 +121,8 @@ from mutmut.mutation.file_mutation import Mutation, create_mutations
 ROOT = Path(__file__).resolve().parents[3]
 CORE_DIR = ROOT / "src" / "schedspec" / "core"
 EQUIVALENTS = ROOT / "models" / "mutation" / "equivalent.toml"
+# Mutants whose change no reply of the protocol can show (the oracle columns, `--oracle`).
+UNOBSERVABLE = ROOT / "models" / "mutation" / "unobservable.toml"
 TARGETS = ("step", "graph", "state", "invariants")
 DEFAULT_TESTS = ("-m", "not slow", "-x", "-q", "-p", "no:cacheprovider")
 # The modules a child forgets: those loaded from the repository's own code and tests.
@@ -284,12 +286,13 @@ class Equivalent:
     reason: str
 
 
-def load_equivalents(path: Path = EQUIVALENTS) -> list[Equivalent]:
+def load_equivalents(path: Path = EQUIVALENTS, table: str = "equivalent") -> list[Equivalent]:
+    """The entries of `path` (`[[equivalent]]`, or `[[unobservable]]` with that `table`)."""
     if not path.is_file():
         return []
     data = tomllib.loads(path.read_text())
     entries = []
-    for entry in data.get("equivalent", []):
+    for entry in data.get(table, []):
         unknown = set(entry) - {"id", "description", "reason"}
         if unknown:
             raise ValueError(f"{path}: unknown fields {sorted(unknown)} in {entry}")
@@ -1590,6 +1593,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--timeout-factor", type=float, default=3.0)
     parser.add_argument("--timeout-slack", type=float, default=5.0)
     parser.add_argument("--equivalents", type=Path, default=EQUIVALENTS)
+    parser.add_argument(
+        "--unobservable",
+        type=Path,
+        default=UNOBSERVABLE,
+        help="with --oracle: mutants no reply of the protocol can show, each with its reason",
+    )
     parser.add_argument("--list", action="store_true", help="list the mutants and exit")
     parser.add_argument(
         "--journal",
@@ -1727,6 +1736,11 @@ def _oracle_main(
     vectors = load_corpus() if column == "vectors" else []
     judge = f"{len(vectors)} vectors" if vectors else f"fuzzing, {DEFAULT_EXAMPLES} programs"
     equivalent = {e.id for e in equivalents}
+    # Listed as beyond any reply (models/mutation/unobservable.toml): their own column, and a
+    # listed mutant the oracle kills is a problem, as is one whose id means another mutant now.
+    listed = load_equivalents(args.unobservable, "unobservable")
+    problems = stale_equivalents(listed)
+    unobservable = {e.id for e in listed} - equivalent
     live = sys.stderr.isatty()
     killed = 0
 
@@ -1747,28 +1761,47 @@ def _oracle_main(
             continue
         dead = sum(o.status == KILLED for _, o in mine)
         eq = sum(o.status != KILLED and m.id in equivalent for m, o in mine)
+        hidden = sum(o.status == SURVIVED and m.id in unobservable for m, o in mine)
         errors = sum(o.status == ERROR for _, o in mine)
-        alive = len(mine) - dead - eq - errors
-        rate = _pct(dead / (len(mine) - eq) if len(mine) > eq else None)
+        alive = len(mine) - dead - eq - hidden - errors
+        judged = len(mine) - eq - hidden
+        rate = _pct(dead / judged if judged else None)
         rows.append(
-            f"| {file or 'all'} | {dead} | {eq} | {alive} | {errors} | {len(mine)} | {rate} |"
+            f"| {file or 'all'} | {dead} | {eq} | {hidden} | {alive} | {errors} | {len(mine)}"
+            f" | {rate} |"
         )
-    survivors = [(m, o) for m, o in found if o.status == SURVIVED and m.id not in equivalent]
+    problems += [
+        f"{m.id} is listed as not observable, but the {column} kill it: {o.describe()}"
+        for m, o in found
+        if o.status == KILLED and m.id in unobservable
+    ]
+    survivors = [
+        (m, o)
+        for m, o in found
+        if o.status == SURVIVED and m.id not in equivalent and m.id not in unobservable
+    ]
     programs = sorted(
         int(o.check.split()[-1]) for _, o in found if o.reason == "fuzz" and o.status == KILLED
     )
     lines = [
         f"The {column} column: {judge}, {selection}, {time.monotonic() - started:.0f} s",
         "",
-        f"| file | killed by the {column} | equivalent | survived | error | total | kill rate |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        f"| file | killed by the {column} | equivalent | not observable | survived | error"
+        " | total | kill rate |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
         *rows,
+        "",
+        "The kill rate is over the mutants neither equivalent nor listed as not observable"
+        " through the protocol (models/mutation/unobservable.toml, each with its reason).",
     ]
     if programs:
         lines += ["", f"Median programs to the first divergence: {programs[len(programs) // 2]}"]
     if survivors:
         lines += ["", "Survivors:", ""]
         lines += [f"- `{m.id}` (line {m.line}): `{m.description}`" for m, _ in survivors]
+    if problems:
+        lines += ["", "Problems:", ""]
+        lines += [f"- {problem}" for problem in problems]
     text = "\n".join(lines) + "\n"
     print(text)
     if args.markdown is not None:
@@ -1781,6 +1814,7 @@ def _oracle_main(
                 "line": m.line,
                 "description": m.description,
                 "equivalent": m.id in equivalent,
+                "unobservable": m.id in unobservable,
                 "status": o.status,
                 "reason": o.reason,
                 "check": o.check,
@@ -1791,7 +1825,8 @@ def _oracle_main(
         ]
         document = {"format": "schedspec-oracle-mutscore/1", "column": column, "mutants": entries}
         args.json.write_text(json.dumps(document, indent=1) + "\n")
-    return 0 if not survivors and not any(o.status == ERROR for _, o in found) else 1
+    failed = survivors or problems or any(o.status == ERROR for _, o in found)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
