@@ -75,9 +75,10 @@ MUTATION_TESTS := tests/test_state_clauses.py tests/test_core_clauses.py tests/t
 	tests/test_size_boundaries.py tests/test_explore_mutants.py
 MUTATION_ARGS := --jobs 2 --tests-selection "$(MUTATION_TESTS) -m 'not slow' -x -q -p no:cacheprovider"
 
-# The journal lets an interrupted run resume where it stopped (while the sources are the same).
+# The journal lets an interrupted run resume where it stopped, while the sources that judge the
+# mutants are the same; it is committed, so that a run longer than a session resumes in the next.
 mutation: $(STAMP)
-	$(PY) -m schedspec.explore.mutscore $(MUTATION_ARGS) --journal mutation.journal \
+	$(PY) -m schedspec.explore.mutscore $(MUTATION_ARGS) --journal models/mutation/journal.jsonl \
 		--json mutation.json --markdown mutation.md
 
 mutation-sample: $(STAMP)

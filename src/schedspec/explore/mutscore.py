@@ -73,9 +73,11 @@ process (the conformance server, say) run the real core there, so the column is 
 A whole run takes hours. With `--journal PATH` it writes each finished mutant, and the
 unmutated run, to that file as it goes (one JSON object per line), and a run given the same
 journal picks up where the last one stopped: the unmutated run and every journaled mutant are
-taken from it. The journal's first line is a key, a digest of every source file of the package
-and of the tests selection, and of the options; a journal with another key is started afresh,
-so a result is never reused for code that has changed since.
+taken from it. The journal's first line is a key, a digest of the options, the scopes, and
+every source file the explorer and the tests of the selection import (`judging_sources`); a
+journal with another key is started afresh, so a result is never reused for code that has
+changed since. A change elsewhere keeps it: `make mutation` keeps its journal in
+`models/mutation/`, committed, so that a run longer than a session resumes in the next.
 
 Equivalent mutants, examined by hand, are listed with a reason in
 `models/mutation/equivalent.toml`. They are explored like any other and reported in their own
@@ -102,6 +104,7 @@ import random
 import resource
 import shlex
 import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -1207,15 +1210,54 @@ class Journal:
 
 
 def journal_key(options: Options) -> str:
-    """A digest of what a run's results depend on: the package's sources, the tests of the
-    selection (every test file, when it names none), and the options."""
+    """A digest of what a run's results depend on: the options, the scopes, and every source
+    file that the explorer and the tests of the selection import (`judging_sources`)."""
     digest = hashlib.sha256(repr(options).encode())
-    named = [a for a in options.tests or () if a.endswith(".py")]
-    tests = [ROOT / a for a in named] if named else sorted((ROOT / "tests").glob("*.py"))
-    for path in [*sorted((ROOT / "src" / "schedspec").rglob("*.py")), *tests]:
+    for path in [*judging_sources(options), *sorted((ROOT / "models").glob("*.toml"))]:
         digest.update(str(path.relative_to(ROOT)).encode())
         digest.update(path.read_bytes() if path.exists() else b"")
     return digest.hexdigest()
+
+
+# Imported by a child to learn which sources judge a mutant (`judging_sources`).
+_IMPORTS = """
+import importlib, json, sys
+sys.path.insert(0, sys.argv[1])
+for name in sys.argv[2:]:
+    importlib.import_module(name)
+files = {getattr(m, "__file__", None) for m in list(sys.modules.values())}
+print(json.dumps(sorted(f for f in files if f)))
+"""
+
+
+def judging_sources(options: Options) -> list[Path]:
+    """The source files whose code can change a verdict: the modules of the package that the
+    explorer and the tests of the selection (every test file, when it names none) import, found
+    by importing them in a child, and those test files, `conftest.py` and the helpers they
+    import. Not the harness's own `mutscore.py` (a change to how it decides must start a run
+    afresh, by deleting the journal), and not the rest of the package (the command line, the
+    conformance fuzzer, the shell's runner when no test of the selection uses it): a change
+    there keeps the journal, so that a run longer than a session resumes in the next one."""
+    tests_dir = ROOT / "tests"
+    named = [a for a in options.tests or () if a.endswith(".py")]
+    tests = [ROOT / a for a in named] if named else sorted(tests_dir.glob("test_*.py"))
+    modules = ["schedspec.explore.search", "schedspec.explore.replay", "conftest"]
+    modules += [t.stem for t in tests]
+    done = subprocess.run(
+        [sys.executable, "-c", _IMPORTS, str(tests_dir), *modules],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
+    harness = Path(__file__).resolve()
+    found = {Path(f).resolve() for f in json.loads(done.stdout)}
+    package = (ROOT / "src" / "schedspec").resolve()
+    return sorted(
+        f
+        for f in found | {t.resolve() for t in tests}
+        if f != harness and (f.is_relative_to(package) or f.is_relative_to(tests_dir.resolve()))
+    )
 
 
 def run(
