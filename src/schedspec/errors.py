@@ -88,19 +88,21 @@ class InvalidArgumentError(SchedulerError):
 
 
 class DuplicateDependencyError(InvalidArgumentError):
-    """SUB-2."""
+    """The same id appears twice in one `deps` (SUB-2); `dependency` names it."""
 
 
 class ConflictError(SchedulerError):
-    """SUB-7: the current version is running and cannot be replaced."""
+    """The task's current version is running and cannot be replaced (SUB-7); `task_id` and
+    `generation` name it. Cancel it, or wait for it to end, then re-submit."""
 
 
 class GraphClosedError(SchedulerError):
-    """SUB-9: a brand-new task id after start()."""
+    """A task id never submitted before, submitted after `start()`: the graph is closed to new
+    tasks, and only existing ones may be re-submitted (SUB-9)."""
 
 
 class SchedulerClosedError(SchedulerError):
-    """SUB-10: submit after close()."""
+    """A submission after `close()`: a closing or closed scheduler takes no work (SUB-10)."""
 
 
 class UnknownDependencyError(SchedulerError):
@@ -125,26 +127,31 @@ class CycleError(SchedulerError):
 
 
 class NotStartedError(SchedulerError):
-    """CLAIM-1: ready() before start()."""
+    """`ready()` before `start()`: nothing can be claimed until the graph is validated
+    (CLAIM-1)."""
 
 
 class UnknownTaskError(SchedulerError, KeyError):
-    """DONE-6, QUERY-1: a task id that was never submitted."""
+    """A callback, a cancel or a query names a task id that was never submitted, whatever its
+    type (DONE-6, QUERY-1); `task_id` names it when it is a str."""
 
     def __str__(self) -> str:  # KeyError would quote the message again
         return str(self.args[0])
 
 
 class FutureGenerationError(SchedulerError):
-    """DONE-6: a generation newer than the current one."""
+    """A callback or a cancel names a generation newer than the task's current one (DONE-6);
+    `generation` is the one named and `current` the task's."""
 
 
 class NotClaimedError(SchedulerError):
-    """DONE-6: a callback for a version that was never claimed."""
+    """A callback for the current version of a task, which was never claimed (DONE-6); `state`
+    says where it is (pending, ready, or cancelled or blocked before any claim)."""
 
 
 class CancelNotRequestedError(SchedulerError):
-    """CANCEL-4: confirm_cancel without a prior cancel."""
+    """`confirm_cancel` for a running version that no `cancel` asked to stop (CANCEL-4): report
+    how it ended with `complete` or `fail` instead."""
 
 
 class CancelledByRequest(Exception):

@@ -3,13 +3,13 @@
 How it works. `generate(scenarios)` runs each scenario through a fresh `ReferenceImplementation`
 exactly as the server would (each request is encoded to a line and decoded back by the
 protocol's rules, so `1.0` in a scenario reaches the reference as the integer 1), keeps each
-reply but for error messages (never compared, WIRE-11), numbers the
-requests from 1, and after every step that is not itself a query adds a `query_all` step, so a
-vector pins the whole state after each step (but in the large sessions of `sizes.py`, which pin
-it at their own checkpoints: a `query_all` after each of their steps would be quadratic). The result is a list of `Vector`s, written one file
-per vector by `write_corpus`, together with `README.md`, whose coverage table is generated here
-too. `stale_files` compares a directory with a fresh generation, for the test that keeps the
-committed corpus honest.
+reply but for error messages (never compared, WIRE-11), numbers the requests from 1, and
+after every step that is not itself a query adds a `query_all` step, so a vector pins the whole
+state after each step (but in the large sessions of `sizes.py`, which pin it at their own
+checkpoints: a `query_all` after each of their steps would be quadratic). The result is a list
+of `Vector`s, written one file per vector by `write_corpus`, together with `README.md`, whose
+coverage table is generated here too. `stale_files` compares a directory with a fresh
+generation, for the test that keeps the committed corpus honest.
 
 Sources of scenarios are plain functions returning scenarios (`SOURCES`): the hand-written ones
 first, then the explorer's distinct traces of small scopes (`explored.py`, via

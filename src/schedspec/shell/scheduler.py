@@ -401,7 +401,18 @@ class TaskScheduler:
         return made
 
     def start(self) -> None:
-        """Validate and freeze the graph (START-*)."""
+        """Validate the graph of the current versions and let versions be claimed (START-1).
+
+        After it, a brand-new task id is refused and existing ones may only be re-submitted
+        (SUB-9). On a scheduler already started, closing or closed it does nothing.
+
+        Raises:
+            UnknownDependencyError: a current version names an id never submitted; `missing`
+                maps each such task to its missing ids (START-2). Nothing changes (START-4).
+            CycleError: the graph has a cycle; `cycles` holds one shortest path per cyclic
+                component and `unexecutable` what depends on one (START-2, START-3). Nothing
+                changes: fix the graph and call `start()` again (START-4).
+        """
         self._apply(ev.Start)
 
     def ready(self, max_tasks: int | None = None) -> list[Claim]:
@@ -420,19 +431,63 @@ class TaskScheduler:
         return reply.outcome
 
     def complete(self, task_id: str, generation: int, result: object = None) -> Outcome:
-        """DONE-1, DONE-3..7."""
+        """Report that the claimed version `(task_id, generation)` succeeded with `result`.
+
+        The version becomes `succeeded` and each pending direct dependent waits for one
+        dependency fewer, those that reach none becoming `ready` (DONE-1), even if its
+        cancellation was requested (DONE-3). Races are answers, not errors: the returned
+        `Outcome` is `accepted`, `already_terminal` for a version that already ended (a
+        duplicate, or a `complete` after a `fail`, DONE-4) or `stale_generation` for a
+        version that was replaced since (DONE-5); the last two change nothing.
+
+        Raises:
+            InvalidArgumentError: `task_id` is not a non-empty str, or `generation` not an
+                int >= 1 (DONE-6).
+            UnknownTaskError: `task_id` was never submitted.
+            FutureGenerationError: `generation` is newer than the current one.
+            NotClaimedError: the current version was never claimed (DONE-6).
+        """
         return self._answer(lambda eid: ev.Complete(_plain(task_id), generation, result, eid))
 
     def fail(self, task_id: str, generation: int, error: object) -> Outcome:
-        """DONE-2..7."""
+        """Report that the claimed version `(task_id, generation)` failed with `error`.
+
+        The version becomes `failed`, recording `error`, and every pending version that
+        depends on it, directly or through other pending versions, becomes `blocked` with it
+        as cause (DONE-2, BLOCK-1, BLOCK-2). Answers and errors are those of `complete`
+        (DONE-3 to DONE-7).
+        """
         return self._answer(lambda eid: ev.Fail(_plain(task_id), generation, error, eid))
 
     def cancel(self, task_id: str, generation: int | None = None) -> Outcome:
-        """CANCEL-1..3, CANCEL-5."""
+        """Cancel a version of `task_id`: the current one when `generation` is None.
+
+        A `pending` or `ready` version becomes `cancelled` and its pending descendants
+        `blocked` with it as cause (CANCEL-1, CANCEL-2): `accepted`. A `running` version is
+        only asked to stop: its token is set and the answer is `cancel_requested` (CANCEL-3);
+        the worker then calls `confirm_cancel`, or finishes anyway (DONE-3). A version that
+        already ended answers `already_terminal`, an older generation `stale_generation`
+        (CANCEL-5), and neither changes anything.
+
+        Raises:
+            InvalidArgumentError, UnknownTaskError, FutureGenerationError: as for `complete`
+                (CANCEL-5, DONE-6); a version never claimed is cancelled, not refused.
+        """
         return self._answer(lambda eid: ev.Cancel(_plain(task_id), generation, eid))
 
     def confirm_cancel(self, task_id: str, generation: int) -> Outcome:
-        """CANCEL-4: the running function stopped on request."""
+        """Report that the running version `(task_id, generation)` stopped on request.
+
+        After a `cancel` that asked it to stop, the version becomes `cancelled` and its
+        pending descendants `blocked` with it as cause (CANCEL-4): `accepted`. On a version
+        that already ended it answers `already_terminal`, on an older generation
+        `stale_generation`, as the other callbacks do.
+
+        Raises:
+            CancelNotRequestedError: the version is running but no cancel asked it to stop.
+            InvalidArgumentError, UnknownTaskError, FutureGenerationError, NotClaimedError:
+                as for `complete` (DONE-6).
+        """
         return self._answer(lambda eid: ev.ConfirmCancel(_plain(task_id), generation, eid))
 
     def close(self, timeout: float | None = None) -> CloseReport:
@@ -482,11 +537,20 @@ class TaskScheduler:
             return Snapshot(self._state)
 
     def state(self, task_id: str) -> TaskState:
-        """The state of the current version of `task_id` (QUERY-1)."""
+        """The state of the current version of `task_id` (QUERY-1).
+
+        Raises:
+            UnknownTaskError: `task_id` was never submitted, whatever its type.
+        """
         return self.snapshot().task(TaskId(task_id)).state
 
     def generation(self, task_id: str) -> int:
-        """The current generation of `task_id` (QUERY-1, VER-1)."""
+        """The generation of the current version of `task_id`: 1 for its first submission,
+        one more for each accepted re-submission (QUERY-1, VER-1).
+
+        Raises:
+            UnknownTaskError: `task_id` was never submitted, whatever its type.
+        """
         return self.snapshot().task(TaskId(task_id)).generation
 
     def blocking_cause(self, task_id: str) -> Cause | None:
