@@ -8,6 +8,8 @@ campaigns are in the slow tier of `test_conformance_mutants.py`.
 from __future__ import annotations
 
 import functools
+import graphlib
+import itertools
 import os
 import re
 import subprocess
@@ -16,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from rich.console import Console
 
 from helpers_schemas import problems
@@ -39,7 +42,7 @@ from schedspec.conformance.mutants import (
 from schedspec.conformance.plain import PlainScheduler
 from schedspec.conformance.protocol import PROTOCOL, JsonObject
 from schedspec.conformance.reference import ReferenceImplementation
-from schedspec.conformance.strategies import Knowledge, Op, Program, programs
+from schedspec.conformance.strategies import Knowledge, Op, Program, fan_in_dags, programs
 
 REFERENCE = "schedspec.conformance.reference:ReferenceImplementation"
 
@@ -198,7 +201,9 @@ def test_assert_conforms_shows_the_trace() -> None:
 
 def test_knowledge_turns_abstract_ops_into_requests_naming_real_versions() -> None:
     k = Knowledge(("a", "b"))
-    assert k.request(Op("finish", (0, 0, 0))) is None  # nothing runs yet: nothing is sent
+    # Nothing runs yet: the worker asks for work instead.
+    assert k.request(Op("finish", (1, 0, 0))) == {"op": "ready", "max_tasks": 1}
+    assert k.request(Op("late", (0, 0, 0))) is None  # nothing was ever claimed: nothing to name
     k.learn_claims({"claimed": [{"task": "b", "generation": 2}]})
     k.learn_snapshot({"tasks": {"b": {"generation": 2, "state": "running"}}})
     assert k.request(Op("finish", (0, 0, 1))) == {
@@ -243,6 +248,41 @@ def test_adversarial_ops_aim_where_dependents_wait() -> None:
     assert k.request(Op("cancel_running", (0,))) == {"op": "cancel", "task": "a", "generation": 1}
     fan_in = k.request(Op("finish_fan_in", (0, 1, 0)))
     assert fan_in == {"op": "fail", "task": "a", "generation": 1, "error": "boom"}
+
+
+def test_a_late_callback_is_first_the_duplicate_that_would_release_a_fan_in_early() -> None:
+    """`a` succeeded and `c` still waits for `b`: while that lasts, `late_waited` always
+    sends the duplicate `complete` of `a`'s current version (DONE-4), never the stale one of
+    generation 1 nor a callback for `b`, whose dependents do not wait for another task."""
+    k = Knowledge(("a", "b", "c"))
+    for task, deps in (("a", []), ("b", []), ("c", ["a", "b"])):
+        k.learn_submit({"op": "submit", "task": task, "deps": deps}, {"ok": True})
+    k.learn_claims({"claimed": [{"task": "a", "generation": 1}, {"task": "b", "generation": 1}]})
+    k.learn_claims({"claimed": [{"task": "a", "generation": 2}]})
+    k.learn_snapshot(
+        {
+            "tasks": {
+                "a": {"generation": 2, "state": "succeeded"},
+                "b": {"generation": 1, "state": "running"},
+                "c": {"generation": 1, "state": "pending"},
+            }
+        }
+    )
+    for picks in itertools.product(range(3), range(5), range(2)):
+        late = k.request(Op("late_waited", picks))
+        assert late is not None
+        assert (late["op"], late["task"], late["generation"]) == ("complete", "a", 2), picks
+
+
+@settings(max_examples=50, derandomize=True, database=None)
+@given(st.data())
+def test_fan_in_graphs_are_acyclic_and_have_a_fan_in(data: st.DataObject) -> None:
+    ids = data.draw(st.lists(st.sampled_from("abcdef"), min_size=3, max_size=6, unique=True))
+    graph = data.draw(fan_in_dags(ids))
+    assert sorted(t for t, _ in graph) == sorted(ids)
+    assert any(len(deps) >= 2 for _, deps in graph)
+    order = graphlib.TopologicalSorter({t: deps for t, deps in graph})
+    assert list(order.static_order())  # raises CycleError on a cycle
 
 
 # Robustness: whatever the implementation does, a clear verdict in bounded time.

@@ -94,7 +94,7 @@ UNIFORM: dict[str, int] = {
 # running version, which its worker's callback then races; a callback for a dependency of a
 # fan-in, whose outcomes then mix.
 ADVERSARIAL: dict[str, int] = {
-    "late_waited": 4,
+    "late_waited": 6,
     "resubmit_waited": 3,
     "rewire_pending": 1,
     "cancel_running": 2,
@@ -144,7 +144,7 @@ def _operation(draw: st.DrawFn, kinds: tuple[str, ...]) -> Op:
 
 def operations(weights: dict[str, int] | None = None) -> st.SearchStrategy[Op]:
     """Any abstract op, weighted by `weights` (by default `WEIGHTS`: the uniform part and the
-    adversarial one; `UNIFORM` alone is the generator before the adversarial ops)."""
+    adversarial one; `UNIFORM` alone leaves the adversarial ops out)."""
     return _operation(_weighted(WEIGHTS if weights is None else weights))
 
 
@@ -164,8 +164,14 @@ def programs(
         # worth a few examples, not a third of them.
         limit = draw(st.sampled_from((1, 2, 3, 0, 2, 1)))
         names = tuple(n for n in draw(alphabets) if n != MISSING_ID)
-        # Mostly acyclic graphs, so that most sessions get past start().
-        shapes = (dags(names), dags(names), dags(names), graphs(names, missing=(MISSING_ID,)))
+        # Mostly acyclic graphs, so that most sessions get past start(); one in four has a
+        # fan-in for sure, where the outcomes of several dependencies meet.
+        shapes = (
+            dags(names),
+            dags(names),
+            fan_in_dags(names),
+            graphs(names, missing=(MISSING_ID,)),
+        )
         graph = draw(st.one_of(shapes))
         # At least half of `steps_max` ops: `st.lists` favours short lists, and the
         # interesting interleavings need a few dozen ops. Hypothesis shrinks the ops towards
@@ -181,6 +187,26 @@ def programs(
             ops,
             None if start_at > START_LATEST else start_at,
         )
+
+    return build()
+
+
+def fan_in_dags(ids: Sequence[str]) -> st.SearchStrategy[list[tuple[str, tuple[str, ...]]]]:
+    """An acyclic graph over `ids` (at least three) with a fan-in: one task depends on two or
+    more others, the rest on at most two tasks before them in a random topological order;
+    submitted in another random order."""
+
+    @st.composite
+    def build(draw: st.DrawFn) -> list[tuple[str, tuple[str, ...]]]:
+        topo = draw(st.permutations(list(ids)))
+        fan_in = draw(st.integers(2, len(topo) - 1))
+        edges: dict[str, tuple[str, ...]] = {}
+        for k, task in enumerate(topo):
+            before = st.sampled_from(topo[:k]) if k else st.nothing()
+            least, most = (2, k) if k == fan_in else (0, min(k, 2))
+            edges[task] = tuple(draw(st.lists(before, min_size=least, max_size=most, unique=True)))
+        order = draw(st.permutations(list(ids)))
+        return [(t, edges[t]) for t in order]
 
     return build()
 
@@ -271,8 +297,8 @@ class Knowledge:
             case "bad_ready":
                 return {"op": "ready", "max_tasks": BAD_MAX_TASKS[p[0] % len(BAD_MAX_TASKS)]}
             case "finish":
-                if not self.running:
-                    return None
+                if not self.running:  # a worker with nothing to finish asks for work
+                    return {"op": "ready", "max_tasks": MAX_TASKS[p[0] % len(MAX_TASKS)]}
                 running = self.running[p[0] % len(self.running)]
                 kind = FINISH_KINDS[p[1] % len(FINISH_KINDS)]
                 return self._callback(kind, *running, p[2])
@@ -303,16 +329,19 @@ class Knowledge:
                 # A callback for a version ever claimed whose task has a pending dependent:
                 # stale, duplicate or late, it must not release that dependent (DONE-4, DONE-5).
                 # Mostly a `complete`: the retry of a worker whose reply was lost.
-                # Every other time, first the duplicate `complete` of a succeeded version
-                # whose dependent still waits for another task: the retry of a worker whose
-                # reply was lost, which must not release that dependent early.
+                # First, whenever there is one, the duplicate `complete` of a succeeded
+                # version whose dependent still waits for another task: the retry of a worker
+                # whose reply was lost, which must not release that dependent early. That
+                # moment is short (until the other task ends) and rare, so it is never let go.
                 waited = [c for c in self.claimed if self._waited_on(c[0])]
                 ended = [
                     c
                     for c in waited
-                    if self.states.get(c[0]) == "succeeded" and self._waited_on_by_fan_in(c[0])
+                    if self.generations.get(c[0]) == c[1]
+                    and self.states.get(c[0]) == "succeeded"
+                    and self._waited_on_by_fan_in(c[0])
                 ]
-                versions = (ended if p[2] % 2 else []) or waited or self.claimed
+                versions = ended or waited or self.claimed
                 if not versions:
                     return None
                 claimed = versions[p[0] % len(versions)]

@@ -774,8 +774,9 @@ def _oracle_child(job: _Job) -> dict[str, Any]:
         return {"status": ERROR, "reason": "hook", "detail": "the mutant was not imported"}
     try:
         if job.kind == "fuzz":
+            seed = fuzz.DEFAULT_SEED if job.seed is None else job.seed
             found = fuzz.fuzz(
-                reference.ReferenceImplementation, mode=fuzz.Mode.RELAXED, shrink=False
+                reference.ReferenceImplementation, mode=fuzz.Mode.RELAXED, shrink=False, seed=seed
             )
             if found.divergence is None:
                 return {
@@ -812,14 +813,15 @@ def oracle_column(
     width: int = 2,
     deadline: float = 120.0,
     progress: Callable[[Mutant, Outcome, int], None] | None = None,
+    seed: int | None = None,
 ) -> list[tuple[Mutant, Outcome]]:
     """Each mutant judged by the oracle's `column` alone (`_oracle_child`), `width` at a time;
     a mutant that overruns `deadline` seconds is killed as a timeout, as in the explorer
-    column."""
+    column. `seed`: the fuzz column's seed, if not the fuzzing's default."""
     assert column in ORACLE_COLUMNS, column
     # The child's alarm ends a mutant that loops; the parent's deadline, a little later, is
     # the backstop for one that the alarm cannot interrupt.
-    jobs = [_Job(column, m, deadline + 10.0, vectors=tuple(vectors)) for m in mutants]
+    jobs = [_Job(column, m, deadline + 10.0, vectors=tuple(vectors), seed=seed) for m in mutants]
     results: list[dict[str, Any]] = [{}] * len(jobs)
     found: list[tuple[Mutant, Outcome]] = []
     with tempfile.TemporaryDirectory(prefix=f"schedspec-{column}-") as workdir:
@@ -849,6 +851,7 @@ class _Job:
     width: int = 1  # record: replays at a time
     memory_mb: int = 4096
     vectors: tuple[Any, ...] = ()  # the oracle's columns: the vectors, loaded by the parent
+    seed: int | None = None  # the fuzz column: the fuzzing's seed (None: its default)
 
 
 @dataclass(slots=True)
