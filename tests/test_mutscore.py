@@ -401,6 +401,29 @@ def test_the_journal_key_covers_what_judges_a_mutant_and_nothing_else() -> None:
     assert f"{package}conformance/fuzz.py" not in found and "tests/test_start.py" not in found
 
 
+def test_the_journal_key_follows_code_not_docs_except_in_the_mutated_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A docstring or a comment of a judging module keeps the journal; a change of its code
+    does not; in a mutated file, whose lines place the mutants and the coverage, any change
+    counts."""
+    shell, step = tmp_path / "scheduler.py", tmp_path / "step.py"
+    monkeypatch.setattr(mutscore, "ROOT", tmp_path)
+    monkeypatch.setattr(mutscore, "CORE_DIR", tmp_path)
+    monkeypatch.setattr(mutscore, "judging_sources", lambda options: [shell, step])
+    code = 'def f(x):\n    """Doubles."""\n    return 2 * x\n'
+    shell.write_text(code)
+    step.write_text(code)
+    key = mutscore.journal_key(Options())
+    shell.write_text(code.replace("Doubles.", "Twice x.") + "# a comment\n")
+    assert mutscore.journal_key(Options()) == key
+    shell.write_text(code.replace("2 * x", "3 * x"))
+    assert mutscore.journal_key(Options()) != key
+    shell.write_text(code)
+    step.write_text(code.replace("Doubles.", "Twice x."))
+    assert mutscore.journal_key(Options()) != key
+
+
 def test_the_vectors_column_judges_the_mutant_core_behind_the_reference() -> None:
     """Issue 11's column: a mutant core is killed by the first vector it fails, through the
     reference adapter in a forked child; a mutant that only builds a larger id table (three

@@ -74,10 +74,11 @@ A whole run takes hours. With `--journal PATH` it writes each finished mutant, a
 unmutated run, to that file as it goes (one JSON object per line), and a run given the same
 journal picks up where the last one stopped: the unmutated run and every journaled mutant are
 taken from it. The journal's first line is a key, a digest of the options, the scopes, and
-every source file the explorer and the tests of the selection import (`judging_sources`); a
-journal with another key is started afresh, so a result is never reused for code that has
-changed since. A change elsewhere keeps it: `make mutation` keeps its journal in
-`models/mutation/`, committed, so that a run longer than a session resumes in the next.
+every source file the explorer and the tests of the selection import (`judging_sources`; the
+mutated files byte for byte, the others without their docstrings); a journal with another key
+is started afresh, so a result is never reused for code that has changed since. A change
+elsewhere keeps it: `make mutation` keeps its journal in `models/mutation/`, committed, so that
+a run longer than a session resumes in the next.
 
 Equivalent mutants, examined by hand, are listed with a reason in
 `models/mutation/equivalent.toml`. They are explored like any other and reported in their own
@@ -90,6 +91,7 @@ matches its id, is reported as a problem and fails the run. `check_equivalents` 
 from __future__ import annotations
 
 import argparse
+import ast
 import contextlib
 import gc
 import hashlib
@@ -1214,12 +1216,43 @@ class Journal:
 
 def journal_key(options: Options) -> str:
     """A digest of what a run's results depend on: the options, the scopes, and every source
-    file that the explorer and the tests of the selection import (`judging_sources`)."""
+    file that the explorer and the tests of the selection import (`judging_sources`). The
+    mutated files count byte for byte (their lines place the mutants and the coverage); the
+    others by their code alone (`_code_digest`), so that a docstring or a comment keeps the
+    journal."""
+    mutated = {CORE_DIR / f"{name}.py" for name in TARGETS}
     digest = hashlib.sha256(repr(options).encode())
     for path in [*judging_sources(options), *sorted((ROOT / "models").glob("*.toml"))]:
         digest.update(str(path.relative_to(ROOT)).encode())
-        digest.update(path.read_bytes() if path.exists() else b"")
+        if not path.exists():
+            continue
+        if path.suffix == ".py" and path.resolve() not in mutated:
+            digest.update(_code_digest(path.read_text()))
+        else:
+            digest.update(path.read_bytes())
     return digest.hexdigest()
+
+
+def _code_digest(source: str) -> bytes:
+    """The module's syntax tree without its docstrings (comments are not in the tree), or the
+    source itself where it does not parse: what can change a verdict, and not what documents
+    it."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return source.encode()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (
+            isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+            and isinstance(body, list)
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree).encode()
 
 
 # Imported by a child to learn which sources judge a mutant (`judging_sources`).
