@@ -225,8 +225,21 @@ class Snapshot:
 class TaskScheduler:
     """A dependency-aware task scheduler whose behaviour is `spec/contract.md`.
 
-    `validate=True` checks every invariant and every transition property after each step and
-    raises `AssertionError` on a violation (for tests and debugging; it costs O(V + E) a step).
+    Thread-safe: each operation is one step of the pure core (`schedspec.core.step`) under one
+    lock, and a query reads an immutable snapshot.
+
+    Args:
+        max_concurrency: the number of slots, an int >= 0; at most this many versions run at
+            once (CLAIM-5, PHASE-2). With 0, nothing is ever claimed.
+        validate: check every invariant and every transition property after each step and
+            raise `AssertionError` on a violation (for tests and debugging; it costs O(V + E)
+            a step).
+        on_change: called with a `Change` for every state change of a version, in order,
+            outside the lock (EFFECT-3).
+
+    Raises:
+        InvalidArgumentError: `max_concurrency` is not an int >= 0, or `on_change` is not
+            callable.
     """
 
     def __init__(
@@ -322,7 +335,30 @@ class TaskScheduler:
     # Operations.
 
     def submit(self, task_id: str, deps: Iterable[str], fn: Callable[..., Any]) -> int:
-        """Submit a task version; returns its generation (SUB-*)."""
+        """Submit a version of `task_id` that depends on `deps` and runs `fn`; return its
+        generation: 1 for a new id, one more than the replaced version's for a re-submission
+        (VER-1, SUB-6).
+
+        `deps` is read in its iteration order, the submitted order (SUB-1), which decides the
+        first cause of a blocked version (SUB-5). The new version's state is decided now, from
+        the current versions of its dependencies: `blocked` if one of them failed, was
+        cancelled or is blocked, else `ready` if all succeeded, else `pending` (SUB-5). A
+        re-submission supersedes the current version without cancelling it; if that version had
+        succeeded, its pending dependents wait again (SUB-8). While open, a dependency not yet
+        submitted is allowed (SUB-4). A refused submission changes nothing (SUB-3); the first
+        failing check, in SUB-11's order, decides the error.
+
+        Raises:
+            InvalidArgumentError: `task_id` is not a non-empty str, `deps` is not an iterable
+                of them (a str included) or raised while read, or `fn` is not callable (SUB-1).
+            SchedulerClosedError: the scheduler is closing or closed (SUB-10).
+            DuplicateDependencyError: an id appears twice in `deps` (SUB-2).
+            GraphClosedError: after `start()`, `task_id` was never submitted (SUB-9).
+            ConflictError: the current version of `task_id` is running (SUB-7).
+            UnknownDependencyError: after `start()`, a dependency was never submitted (SUB-9).
+            CycleError: after `start()`, the new dependencies would close a cycle; `cycles`
+                holds it (SUB-9).
+        """
         sub = _submission(task_id, deps, fn)
         effects = self._apply(lambda eid: ev.Submit(sub.task_id, sub.deps, sub.payload, eid))
         reply = effects[0]
@@ -416,7 +452,20 @@ class TaskScheduler:
         self._apply(ev.Start)
 
     def ready(self, max_tasks: int | None = None) -> list[Claim]:
-        """Claim a batch of ready versions, smallest submission sequence first (CLAIM-*)."""
+        """Claim up to `max_tasks` ready versions (None: as many as there are free slots) and
+        return them, smallest submission sequence first (CLAIM-3).
+
+        Each returned version is `running` before this returns and is never claimed again
+        (CLAIM-4); it holds a slot until it ends (CLAIM-5). A `Claim` carries the task id, the
+        generation to name in its callback, the function and a `CancellationToken` that is set
+        when a cancellation of that version is requested (CLAIM-6). While closing or closed it
+        returns `[]` (CLAIM-1).
+
+        Raises:
+            InvalidArgumentError: `max_tasks` is not None or an int >= 0 (a bool included),
+                checked in every phase (CLAIM-2).
+            NotStartedError: `start()` was not called yet (CLAIM-1).
+        """
         effects, tokens = self._apply_claiming(lambda eid: ev.Claim(max_tasks, eid))
         reply = effects[0]
         assert isinstance(reply, fx.Claimed)
@@ -491,11 +540,23 @@ class TaskScheduler:
         return self._answer(lambda eid: ev.ConfirmCancel(_plain(task_id), generation, eid))
 
     def close(self, timeout: float | None = None) -> CloseReport:
-        """Stop claiming, cancel queued versions, and wait for the drain (CLOSE-*).
+        """Stop claiming, cancel the queued versions and wait for the running ones to drain.
 
-        `timeout` is None (wait for the drain) or a finite number of seconds >= 0; anything
-        else is refused before anything changes. A timeout beyond `threading.TIMEOUT_MAX`
-        (some 292 years) waits as None does."""
+        On an open or started scheduler the phase becomes `closing`: submissions are refused
+        and nothing more is claimed (CLOSE-1); every pending or ready version is `cancelled`
+        with reason `shutdown`, and none is blocked (CLOSE-2). Running versions drain, their
+        callbacks accepted as before; the phase becomes `closed` when none runs (CLOSE-3). A
+        second `close` changes nothing (CLOSE-4).
+
+        `timeout` is None (wait for the drain) or a finite number of seconds >= 0 (`0` returns
+        at once); a timeout beyond `threading.TIMEOUT_MAX` (some 292 years) waits as None
+        does. The returned `CloseReport` says whether the scheduler is closed, which versions
+        this call cancelled and which still run, in submission order (CLOSE-5).
+
+        Raises:
+            InvalidArgumentError: `timeout` is not None or a finite number >= 0; nothing
+                changed.
+        """
         if timeout is not None and (
             not isinstance(timeout, int | float)
             or isinstance(timeout, bool)
