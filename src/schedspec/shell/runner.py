@@ -176,7 +176,30 @@ class RunReport:
 
 
 class Runner:
-    """Drive a started scheduler until nothing is running and nothing more can be claimed."""
+    """Drive a started scheduler until nothing is running and nothing more can be claimed.
+
+    `run()` claims what is ready (`TaskScheduler.ready`), calls each claimed version's
+    function on `executor`, and reports how it ended: a returned value is its `complete`, a
+    raised exception its `fail`, `CancelledByRequest` after a cancellation request its
+    `confirm_cancel`. It decides no rule: every state change is the scheduler's.
+
+    Args:
+        scheduler: a `TaskScheduler`, started before `run()`.
+        executor: any `concurrent.futures` executor; None: a thread pool of
+            `max_concurrency` threads, shut down when `run()` returns. On a
+            `ProcessPoolExecutor` or a dask client's executor the function runs in another
+            process, so it must be picklable, and its token is a `RemoteToken`.
+        retries: how many times a failed task is re-submitted with what it blocked
+            (`TaskScheduler.retry`), an int >= 0.
+        backoff_s: seconds before the first retry, doubling at each next one, a finite
+            number >= 0.
+        timeout_s: seconds after which a running version's cancellation is requested (its
+            token is set; nothing is killed), or None for no deadline.
+        timeouts: per task id, a deadline that replaces `timeout_s`.
+
+    Raises:
+        InvalidArgumentError: an argument outside the ranges above, named in the message.
+    """
 
     def __init__(
         self,
@@ -207,9 +230,24 @@ class Runner:
         self._backoff_s = float(backoff_s)
 
     def run(self, progress: bool = False, console: Console | None = None) -> RunReport:
-        """Claim, execute and report until quiescent. Call `start()` first. With `progress`, a
-        `rich` progress bar on `console` (standard error by default) counts the versions that
-        ended, and its description the versions in each state."""
+        """Claim, execute and report until nothing runs, nothing is ready and no retry is
+        due; return how many versions were executed and the final count per state.
+
+        With `progress`, a `rich` progress bar on `console` (standard error by default) counts
+        the versions that ended, and its description the versions in each state. A function
+        that declares a `results` parameter receives its succeeded dependencies' results.
+
+        Raises:
+            NotStartedError: the scheduler was not started (CLAIM-1).
+            EnvironmentFault: the executor refused a function (it was shut down); the
+                versions it refused are failed with its error first.
+            BaseException: a function raised `KeyboardInterrupt`, `SystemExit` or the like;
+                its version is failed with it and it is raised again, after the runner's own
+                thread pool, if it made one, has finished the functions still running.
+
+        Warns:
+            RuntimeWarning: `max_concurrency` is 0, so nothing can ever be claimed.
+        """
         if self._scheduler.max_concurrency == 0:
             warnings.warn(
                 "max_concurrency is 0: nothing can ever be claimed, so run() returns at once",
