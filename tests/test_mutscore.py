@@ -367,22 +367,38 @@ def test_a_journaled_run_resumes_without_running_anything_again(
     """An interrupted run picks up where it stopped: the unmutated run and every journaled
     mutant are read back, and only the rest is run. A journal of other sources starts afresh."""
     path = tmp_path / "journal.jsonl"
-    chosen = mutscore.sample(mutscore.all_mutants(("step", "graph")), 4, 3)
-    key = mutscore.journal_key(tiny_options)
+    chosen = mutscore.sample(mutscore.all_mutants(("step", "graph")), 5, 3)
+    key, lines = mutscore.journal_key(tiny_options), mutscore.lines_key()
     first = mutscore.run(
-        chosen[:2], tiny_options, base=tiny_baseline, journal=mutscore.Journal(path, key)
+        chosen[:2], tiny_options, base=tiny_baseline, journal=mutscore.Journal(path, key, lines)
     )
-    # The second run gets the first two back from the journal, and runs the other two.
-    resumed = mutscore.Journal(path, key)
+    # The second run gets the first two back from the journal, and runs the next two.
+    resumed = mutscore.Journal(path, key, lines)
     assert resumed.resumed and resumed.journaled == 2 and resumed.baseline == tiny_baseline
-    second = mutscore.run(chosen, tiny_options, journal=resumed)
-    assert [r.mutant.id for r in second.results] == [m.id for m in chosen]
+    assert resumed.baseline_current
+    second = mutscore.run(chosen[:4], tiny_options, journal=resumed)
+    assert [r.mutant.id for r in second.results] == [m.id for m in chosen[:4]]
     assert second.results[:2] == first.results
-    # A third run has everything journaled: it starts no child at all.
+    # A third run has everything journaled: it starts no child at all, even when the mutated
+    # files' lines moved since (a docstring), which makes the baseline's coverage stale.
     monkeypatch.setattr(mutscore, "_pool_iter", None)
     monkeypatch.setattr(mutscore, "_pool", None)
-    third = mutscore.run(chosen, tiny_options, journal=mutscore.Journal(path, key))
+    third = mutscore.run(chosen[:4], tiny_options, journal=mutscore.Journal(path, key, lines))
     assert third.results == second.results
+    moved = mutscore.Journal(path, key, "other lines")
+    assert moved.journaled == 4 and not moved.baseline_current
+    assert mutscore.run(chosen[:4], tiny_options, journal=moved).results == second.results
+
+    # With a mutant left, a stale baseline is measured again before it is judged.
+    class Measured(Exception):
+        pass
+
+    def measure(options: Options, workdir: Path | None = None) -> mutscore.Baseline:
+        raise Measured
+
+    monkeypatch.setattr(mutscore, "baseline", measure)
+    with pytest.raises(Measured):
+        mutscore.run(chosen, tiny_options, journal=mutscore.Journal(path, key, "other lines"))
     fresh = mutscore.Journal(path, key + "-other-sources")
     assert not fresh.resumed and fresh.journaled == 0 and fresh.baseline is None
     assert path.read_text().count("\n") == 1  # the key alone
@@ -401,12 +417,12 @@ def test_the_journal_key_covers_what_judges_a_mutant_and_nothing_else() -> None:
     assert f"{package}conformance/fuzz.py" not in found and "tests/test_start.py" not in found
 
 
-def test_the_journal_key_follows_code_not_docs_except_in_the_mutated_files(
+def test_the_journal_key_follows_code_not_docs_and_the_lines_key_the_mutated_lines(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A docstring or a comment of a judging module keeps the journal; a change of its code
-    does not; in a mutated file, whose lines place the mutants and the coverage, any change
-    counts."""
+    """A docstring or a comment of a judging module keeps the results' key; a change of its
+    code does not. In a mutated file, whose lines place the mutants and the baseline's
+    coverage, a docstring changes the lines' key, and only that."""
     shell, step = tmp_path / "scheduler.py", tmp_path / "step.py"
     monkeypatch.setattr(mutscore, "ROOT", tmp_path)
     monkeypatch.setattr(mutscore, "CORE_DIR", tmp_path)
@@ -414,13 +430,15 @@ def test_the_journal_key_follows_code_not_docs_except_in_the_mutated_files(
     code = 'def f(x):\n    """Doubles."""\n    return 2 * x\n'
     shell.write_text(code)
     step.write_text(code)
-    key = mutscore.journal_key(Options())
+    key, lines = mutscore.journal_key(Options()), mutscore.lines_key()
     shell.write_text(code.replace("Doubles.", "Twice x.") + "# a comment\n")
-    assert mutscore.journal_key(Options()) == key
+    assert (mutscore.journal_key(Options()), mutscore.lines_key()) == (key, lines)
     shell.write_text(code.replace("2 * x", "3 * x"))
     assert mutscore.journal_key(Options()) != key
     shell.write_text(code)
-    step.write_text(code.replace("Doubles.", "Twice x."))
+    step.write_text(code.replace("Doubles.", "Twice\n    x."))
+    assert (mutscore.journal_key(Options()), mutscore.lines_key() != lines) == (key, True)
+    step.write_text(code.replace("2 * x", "3 * x"))
     assert mutscore.journal_key(Options()) != key
 
 

@@ -74,9 +74,10 @@ A whole run takes hours. With `--journal PATH` it writes each finished mutant, a
 unmutated run, to that file as it goes (one JSON object per line), and a run given the same
 journal picks up where the last one stopped: the unmutated run and every journaled mutant are
 taken from it. The journal's first line is a key, a digest of the options, the scopes, and
-every source file the explorer and the tests of the selection import (`judging_sources`; the
-mutated files byte for byte, the others without their docstrings); a journal with another key
-is started afresh, so a result is never reused for code that has changed since. A change
+every source file the explorer and the tests of the selection import (`judging_sources`), by
+their code without docstrings; a journal with another key is started afresh, so a result is
+never reused for code that has changed since. The unmutated run is reused only while the
+mutated files' lines are the same (`lines_key`), as its coverage names lines. A change
 elsewhere keeps it: `make mutation` keeps its journal in `models/mutation/`, committed, so that
 a run longer than a session resumes in the next.
 
@@ -1154,22 +1155,31 @@ Progress = Callable[[MutantResult, int, int], None]  # a finished mutant, done, 
 
 class Journal:
     """A run's results as they come, so that an interrupted run can be resumed (see the module
-    docstring). Lines: {"key"}, then {"baseline"} (the last one wins) and {"mutant", ...}."""
+    docstring). Lines: {"key"}, then {"baseline", "lines"} (the last one wins) and
+    {"mutant", ...}.
 
-    def __init__(self, path: Path, key: str) -> None:
+    `key` (`journal_key`) says what the results depend on: the code. `lines` (`lines_key`)
+    says where the mutated files' lines are, on which the baseline's coverage depends: a
+    baseline of other lines is kept only to report (`baseline_current` is then False), and is
+    measured again before any mutant that is left is judged."""
+
+    def __init__(self, path: Path, key: str, lines: str = "") -> None:
         self.path = path
         self.key = key
+        self.lines = lines
         self.baseline: Baseline | None = None
+        self.baseline_current = False
         self._results: dict[str, dict[str, Any]] = {}
-        lines = path.read_text().splitlines() if path.exists() else []
-        if lines and json.loads(lines[0]).get("key") == key:
-            for line in lines[1:]:
+        text = path.read_text().splitlines() if path.exists() else []
+        if text and json.loads(text[0]).get("key") == key:
+            for line in text[1:]:
                 try:
                     entry = json.loads(line)
                 except ValueError:  # a line cut short when the last run was killed
                     continue
                 if "baseline" in entry:
                     self.baseline = Baseline(**entry["baseline"])
+                    self.baseline_current = entry.get("lines") == lines
                 elif "mutant" in entry:
                     self._results[entry["mutant"]] = entry
             self.resumed = True
@@ -1183,7 +1193,8 @@ class Journal:
 
     def save_baseline(self, base: Baseline) -> None:
         self.baseline = base
-        self._append({"baseline": asdict(base)})
+        self.baseline_current = True
+        self._append({"baseline": asdict(base), "lines": self.lines})
 
     def result(self, mutant: Mutant, equivalent: Equivalent | None) -> MutantResult | None:
         """The journaled result of `mutant`, if its description is still the same."""
@@ -1216,20 +1227,28 @@ class Journal:
 
 def journal_key(options: Options) -> str:
     """A digest of what a run's results depend on: the options, the scopes, and every source
-    file that the explorer and the tests of the selection import (`judging_sources`). The
-    mutated files count byte for byte (their lines place the mutants and the coverage); the
-    others by their code alone (`_code_digest`), so that a docstring or a comment keeps the
-    journal."""
-    mutated = {CORE_DIR / f"{name}.py" for name in TARGETS}
+    file that the explorer and the tests of the selection import (`judging_sources`), each by
+    its code alone (`_code_digest`), so that a docstring or a comment keeps the results."""
     digest = hashlib.sha256(repr(options).encode())
     for path in [*judging_sources(options), *sorted((ROOT / "models").glob("*.toml"))]:
         digest.update(str(path.relative_to(ROOT)).encode())
         if not path.exists():
             continue
-        if path.suffix == ".py" and path.resolve() not in mutated:
+        if path.suffix == ".py":
             digest.update(_code_digest(path.read_text()))
         else:
             digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def lines_key() -> str:
+    """A digest of the mutated files byte for byte: their lines place the mutants and the
+    baseline's coverage, so a baseline is reused only for the very same lines."""
+    digest = hashlib.sha256()
+    for name in TARGETS:
+        path = CORE_DIR / f"{name}.py"
+        digest.update(name.encode())
+        digest.update(path.read_bytes() if path.exists() else b"")
     return digest.hexdigest()
 
 
@@ -1319,12 +1338,6 @@ def run(
         file_mutants(file)  # enumerated before forking, so that no child enumerates again
     with tempfile.TemporaryDirectory(prefix="schedspec-mutscore-") as tmp:
         workdir = Path(tmp)
-        if base is None and journal is not None:
-            base = journal.baseline
-        if base is None:
-            base = baseline(options, workdir)
-        if journal is not None and journal.baseline is not base:
-            journal.save_baseline(base)
         earlier = {}
         if journal is not None:
             for m in mutants:
@@ -1332,6 +1345,12 @@ def run(
                 if found is not None:
                     earlier[m.id] = found
         mutants_left = [m for m in mutants if m.id not in earlier]
+        if base is None and journal is not None and (journal.baseline_current or not mutants_left):
+            base = journal.baseline
+        if base is None:
+            base = baseline(options, workdir)
+        if journal is not None and journal.baseline is not base:
+            journal.save_baseline(base)
         replaying = [m for m in mutants_left if options.replay and m.file in REPLAYED]
         replayed = _replayed(replaying, base, options, workdir)
         queue: list[_Job] = []
@@ -1754,8 +1773,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         print(("\r\x1b[2K" if live else "") + line, file=sys.stderr, end="" if live else "\n")
 
-    journal = None if args.journal is None else Journal(args.journal, journal_key(options))
-    base = journal.baseline if journal is not None else None
+    journal = None
+    if args.journal is not None:
+        journal = Journal(args.journal, journal_key(options), lines_key())
+    base = None
+    if journal is not None:
+        # A baseline of other lines serves a journal that decided every mutant, to report.
+        left = [m for m in mutants if journal.result(m, None) is None]
+        if journal.baseline_current or not left:
+            base = journal.baseline
     if journal is not None and journal.resumed:
         print(
             f"resuming from {args.journal}: {journal.journaled} mutants journaled"
