@@ -183,6 +183,8 @@ Rejection = (
 @fast_init
 @dataclass(frozen=True, slots=True)
 class Rejected:
+    """The event was refused for `rejection`; the state is the very same object (SUB-3)."""
+
     event_id: EventId
     rejection: Rejection
 
@@ -221,6 +223,8 @@ class Grant:
 @fast_init
 @dataclass(frozen=True, slots=True)
 class Claimed:
+    """The versions a claim handed out, in ascending submission sequence (CLAIM-3)."""
+
     event_id: EventId
     grants: tuple[Grant, ...]
 
@@ -228,6 +232,9 @@ class Claimed:
 @fast_init
 @dataclass(frozen=True, slots=True)
 class Answered:
+    """The answer to a callback or a cancel: accepted, or a race that changed nothing
+    (DONE-4, DONE-5, CANCEL-3, CANCEL-5)."""
+
     event_id: EventId
     outcome: Outcome
 
@@ -280,6 +287,8 @@ class CancelRequested:
 @fast_init
 @dataclass(frozen=True, slots=True)
 class PhaseChanged:
+    """The scheduler's phase moved from `source` to `target` (PHASE-1)."""
+
     event_id: EventId
     source: Phase
     target: Phase

@@ -170,14 +170,20 @@ class State:
         return i
 
     def state_of(self, task_id: TaskId) -> TaskState | None:
+        """The state of the current version of `task_id`, or None if it was never submitted
+        (QUERY-1)."""
         i = self.lookup(task_id)
         return None if i is None else STATE_OF[self.cells[i] & STATE_MASK]
 
     def generation_of(self, task_id: TaskId) -> Generation | None:
+        """The generation of the current version of `task_id`, or None if it was never
+        submitted (QUERY-1, VER-1)."""
         i = self.lookup(task_id)
         return None if i is None else Generation(self.versions[i][GENERATION])
 
     def cause_of(self, task_id: TaskId) -> Cause | None:
+        """The recorded root cause of the current version of `task_id` if it is blocked, else
+        None (BLOCK-2, QUERY-1)."""
         i = self.lookup(task_id)
         if i is None or self.cells[i] & STATE_MASK != BLOCKED:
             return None

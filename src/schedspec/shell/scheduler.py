@@ -107,6 +107,8 @@ class Claim:
 
 @dataclass(frozen=True, slots=True)
 class VersionRef:
+    """One version, named as callbacks name it: `(task_id, generation)` (VER-2)."""
+
     task_id: TaskId
     generation: Generation
 
@@ -122,6 +124,10 @@ class CloseReport:
 
 @dataclass(frozen=True, slots=True)
 class TaskView:
+    """The current version of a task at one instant (QUERY-1): its generation, its state, its
+    root cause if blocked (BLOCK-2), and its detail once it ended: the result, the error, the
+    reason of a cancellation or the cause of a blocked version (None before)."""
+
     task_id: TaskId
     generation: Generation
     state: TaskState
