@@ -42,7 +42,14 @@ from schedspec.conformance.mutants import (
 from schedspec.conformance.plain import PlainScheduler
 from schedspec.conformance.protocol import PROTOCOL, JsonObject
 from schedspec.conformance.reference import ReferenceImplementation
-from schedspec.conformance.strategies import Knowledge, Op, Program, fan_in_dags, programs
+from schedspec.conformance.strategies import (
+    FILLER,
+    Knowledge,
+    Op,
+    Program,
+    fan_in_dags,
+    programs,
+)
 
 REFERENCE = "schedspec.conformance.reference:ReferenceImplementation"
 
@@ -283,6 +290,37 @@ def test_fan_in_graphs_are_acyclic_and_have_a_fan_in(data: st.DataObject) -> Non
     assert any(len(deps) >= 2 for _, deps in graph)
     order = graphlib.TopologicalSorter({t: deps for t, deps in graph})
     assert list(order.static_order())  # raises CycleError on a cycle
+
+
+def test_some_programs_cross_the_id_tables_size_boundaries() -> None:
+    """Filler tasks after the graph take some sessions past 16 ids (the reference's id table
+    doubles at 9 and 17); without them no program names more than 6. The fillers wait for a
+    gate that is cancelled at once, so all of them are blocked before the ops begin."""
+    sizes: list[int] = []
+
+    @settings(database=None, derandomize=True, max_examples=60)
+    @given(programs())
+    def draw(program: Program) -> None:
+        prefix = program.prefix()
+        tasks = {r["task"] for r in prefix if r["op"] == "submit"}
+        fillers = {t for t in tasks if isinstance(t, str) and t.startswith(FILLER)}
+        assert len(tasks - fillers) <= 6 and len(fillers) in (0, program.fillers + 1)
+        if fillers:
+            assert prefix[-1] == {"op": "cancel", "task": f"{FILLER}gate", "generation": None}
+        sizes.append(len(tasks))
+
+    draw()
+    assert max(sizes) > 16
+    session = ReferenceImplementation()
+    program = Program(1, ("a",), (("a", ()),), (), 0, fillers=12)
+    for n, request in enumerate(program.prefix()):
+        assert session.handle({"id": n, **request})["ok"] is True
+    snapshot = session.handle({"id": 99, "op": "query_all"})["snapshot"]
+    states = {t: v["state"] for t, v in snapshot["tasks"].items() if t.startswith(FILLER)}
+    assert states == {
+        f"{FILLER}gate": "cancelled",
+        **{f"{FILLER}{k}": "blocked" for k in range(12)},
+    }
 
 
 # Robustness: whatever the implementation does, a clear verdict in bounded time.

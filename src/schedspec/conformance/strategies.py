@@ -43,6 +43,8 @@ __all__ = [
 
 START_LATEST = 3
 MISSING_ID = "zz"  # named as a dependency by some graphs, never submitted by them
+FILLER = "pad-"  # the ids of filler tasks: FILLER0, FILLER1, ...
+FILLERS = (0, 0, 0, 0, 12, 20)  # how many filler tasks a program submits
 
 # Values an op picks from by index; index 0 is where shrinking goes, so it comes first.
 MAX_TASKS: tuple[JsonValue, ...] = (None, 1, 2, None, 3, 0)
@@ -118,9 +120,15 @@ class Program:
     graph: tuple[tuple[str, tuple[str, ...]], ...]
     ops: tuple[Op, ...]
     start_at: int | None = 0  # a `start` is sent before this op (None: only the ops start)
+    fillers: int = 0  # filler tasks submitted after the graph (see `prefix`)
 
     def prefix(self) -> list[JsonObject]:
-        """The requests sent before the ops: create, then the graph's submissions."""
+        """The requests sent before the ops: create, then the graph's submissions, then, in
+        some programs, filler tasks: a gate, `fillers` tasks that depend on it, and the gate's
+        cancel, which blocks them all. They take the session past the size boundaries of an
+        implementation's id table (more than 8, then 16 ids: the reference's doublings), which
+        3 to 5 ids never reach, and, blocked, they take no slot and no callback from the
+        graph's tasks."""
         create: JsonObject = {
             "op": "create",
             "protocol": PROTOCOL,
@@ -129,6 +137,14 @@ class Program:
         submits: list[JsonObject] = [
             {"op": "submit", "task": t, "deps": list(deps)} for t, deps in self.graph
         ]
+        if self.fillers:
+            gate = f"{FILLER}gate"
+            submits.append({"op": "submit", "task": gate, "deps": []})
+            submits += [
+                {"op": "submit", "task": f"{FILLER}{k}", "deps": [gate]}
+                for k in range(self.fillers)
+            ]
+            submits.append({"op": "cancel", "task": gate, "generation": None})
         return [create, *submits]
 
 
@@ -180,12 +196,14 @@ def programs(
         ops = tuple(draw(one_op) for _ in range(length))
         # Most sessions start within their first few ops; some never do unless an op does.
         start_at = draw(st.integers(0, START_LATEST + 1))
+        fillers = draw(st.sampled_from(FILLERS))  # drawn last: the rest is drawn as before
         return Program(
             limit,
             names,
             tuple((t, tuple(d)) for t, d in graph),
             ops,
             None if start_at > START_LATEST else start_at,
+            fillers,
         )
 
     return build()
