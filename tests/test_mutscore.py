@@ -19,6 +19,7 @@ import random
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -402,6 +403,38 @@ def test_a_journaled_run_resumes_without_running_anything_again(
     fresh = mutscore.Journal(path, key + "-other-sources")
     assert not fresh.resumed and fresh.journaled == 0 and fresh.baseline is None
     assert path.read_text().count("\n") == 1  # the key alone
+
+
+def test_replay_verdicts_are_journaled_scope_by_scope(
+    tiny_options: Options, tiny_baseline: mutscore.Baseline, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """A replay (`_replayed`) journals each scope's verdict on each mutant as soon as that scope
+    is replayed: a run stopped during the replays, before any mutant is finished, loses at most
+    the scope it was in. Read back, the verdicts are the same and no child is started."""
+    path = tmp_path / "journal.jsonl"
+    key, lines = mutscore.journal_key(tiny_options), mutscore.lines_key()
+    picked = [
+        by_id(TYPE_OK_CRASHES), by_id(STRENGTHENED_CHECK), by_id(STEP_RAISES),
+        *mutscore.sample(mutscore.all_mutants(("invariants",)), 4, 2),
+    ]  # fmt: skip
+    with tempfile.TemporaryDirectory() as tmp:
+        journal = mutscore.Journal(path, key, lines)
+        first = mutscore._replayed(picked, tiny_baseline, tiny_options, Path(tmp), journal)
+    entries = [json.loads(line) for line in path.read_text().splitlines()[1:]]
+    assert entries and all("replay" in e and "mutant" not in e for e in entries)
+    # A mutant killed on a scope is not replayed on the scopes after it.
+    for m in picked:
+        scopes = [e["scope"] for e in entries if e["replay"] == m.id]
+        if first[m.id]["status"] == KILLED:
+            assert scopes[-1] == first[m.id]["from"]
+    assert {first[m.id]["status"] for m in picked} >= {KILLED, SURVIVED}
+    monkeypatch.setattr(mutscore, "_pool", None)
+    with tempfile.TemporaryDirectory() as tmp:
+        again = mutscore._replayed(
+            picked, tiny_baseline, tiny_options, Path(tmp), mutscore.Journal(path, key, lines)
+        )
+    assert again == first
 
 
 def test_the_journal_key_covers_what_judges_a_mutant_and_nothing_else() -> None:

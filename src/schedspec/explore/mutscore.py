@@ -1084,20 +1084,38 @@ OUT_OF_REACH = (_UNREACHED, _UNCHANGED)
 
 
 def _replayed(
-    mutants: Sequence[Mutant], base: Baseline, options: Options, workdir: Path
+    mutants: Sequence[Mutant],
+    base: Baseline,
+    options: Options,
+    workdir: Path,
+    journal: Journal | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Replays (`schedspec.explore.replay`), scope by scope, smallest first: for a mutant of
     `invariants`, its explorer column, until a scope kills it; for a mutant of `step`, the
     first scope where it answers a step otherwise, from which on it must be explored (its
     report then has the status `INFECTED` and that scope). A mutant that no scope tells apart
-    survives as `_UNCHANGED`, one whose lines no scope runs as `_UNREACHED`."""
+    survives as `_UNCHANGED`, one whose lines no scope runs as `_UNREACHED`. Each scope's
+    verdict on each mutant is journaled as soon as that scope is replayed, and taken from the
+    journal when it is there, so that an interrupted replay resumes scope by scope."""
     reports: dict[str, dict[str, Any]] = {}
     seconds = dict.fromkeys((m.id for m in mutants), 0.0)
+
+    def judge(m: Mutant, name: str, result: dict[str, Any]) -> None:
+        seconds[m.id] += float(result.get("seconds", 0.0))
+        if result.get("status") != SURVIVED:
+            reports[m.id] = {**result, "from": name}
+
     for entry in base.scopes:
         name = entry["name"]
         here = tuple(
             m for m in mutants if m.id not in reports and name in reached(base, m, options.skip)
         )
+        if journal is not None:
+            for m in here:
+                found = journal.replay(m, name)
+                if found is not None:
+                    judge(m, name, found)
+            here = tuple(m for m in here if journal.replay(m, name) is None)
         if not here:
             continue
         plan, _ = _plan(base, options, (name,))
@@ -1112,9 +1130,9 @@ def _replayed(
                 # The record child itself failed: no verdict on any of its mutants.
                 detail = f"recording {name} failed: {_outcome(recorded).describe()}"
                 result = {"status": ERROR, "reason": "harness", "detail": detail[:300]}
-            seconds[m.id] += float(result.get("seconds", 0.0))
-            if result.get("status") != SURVIVED:
-                reports[m.id] = {**result, "from": name}
+            elif journal is not None:
+                journal.record_replay(m, name, result)
+            judge(m, name, result)
     for m in mutants:
         if m.id not in reports:
             reason = _UNCHANGED if reached(base, m, options.skip) else _UNREACHED
@@ -1155,8 +1173,8 @@ Progress = Callable[[MutantResult, int, int], None]  # a finished mutant, done, 
 
 class Journal:
     """A run's results as they come, so that an interrupted run can be resumed (see the module
-    docstring). Lines: {"key"}, then {"baseline", "lines"} (the last one wins) and
-    {"mutant", ...}.
+    docstring). Lines: {"key"}, then {"baseline", "lines"} (the last one wins), {"mutant", ...}
+    and {"replay", "scope", ...}: one scope's replay verdict on a mutant not yet finished.
 
     `key` (`journal_key`) says what the results depend on: the code. `lines` (`lines_key`)
     says where the mutated files' lines are, on which the baseline's coverage depends: a
@@ -1170,6 +1188,7 @@ class Journal:
         self.baseline: Baseline | None = None
         self.baseline_current = False
         self._results: dict[str, dict[str, Any]] = {}
+        self._replays: dict[tuple[str, str], dict[str, Any]] = {}
         text = path.read_text().splitlines() if path.exists() else []
         if text and json.loads(text[0]).get("key") == key:
             for line in text[1:]:
@@ -1182,6 +1201,8 @@ class Journal:
                     self.baseline_current = entry.get("lines") == lines
                 elif "mutant" in entry:
                     self._results[entry["mutant"]] = entry
+                elif "replay" in entry:
+                    self._replays[entry["replay"], entry["scope"]] = entry
             self.resumed = True
         else:
             path.write_text(json.dumps({"key": key}) + "\n")
@@ -1219,6 +1240,24 @@ class Journal:
                 "tests": None if tests is None else asdict(tests),
             }
         )
+
+    def replay(self, mutant: Mutant, scope: str) -> dict[str, Any] | None:
+        """The journaled verdict of replaying `scope` with `mutant` (see `_replayed`), if its
+        description is still the same."""
+        entry = self._replays.get((mutant.id, scope))
+        if entry is None or entry.get("description") != mutant.description:
+            return None
+        return dict(entry["result"])
+
+    def record_replay(self, mutant: Mutant, scope: str, result: dict[str, Any]) -> None:
+        entry = {
+            "replay": mutant.id,
+            "description": mutant.description,
+            "scope": scope,
+            "result": result,
+        }
+        self._replays[mutant.id, scope] = entry
+        self._append(entry)
 
     @property
     def journaled(self) -> int:
@@ -1352,7 +1391,7 @@ def run(
         if journal is not None and journal.baseline is not base:
             journal.save_baseline(base)
         replaying = [m for m in mutants_left if options.replay and m.file in REPLAYED]
-        replayed = _replayed(replaying, base, options, workdir)
+        replayed = _replayed(replaying, base, options, workdir, journal)
         queue: list[_Job] = []
         decided: list[tuple[Mutant, dict[str, Any]]] = []
         for m in mutants_left:
