@@ -21,13 +21,14 @@ from schedspec.core import (
     Claim,
     Complete,
     CompleteBatch,
+    Fail,
     Start,
     State,
     Submit,
     step,
 )
 from schedspec.core import invariants as inv
-from schedspec.core.effects import Claimed, Grant, Submitted
+from schedspec.core.effects import Claimed, Grant, Submitted, Transitioned
 from schedspec.core.state import (
     ABSENT,
     CANCEL_REQUESTED,
@@ -38,7 +39,7 @@ from schedspec.core.state import (
     RUNNING,
 )
 from schedspec.core.types import Cause, Phase, TaskState
-from test_invariants import at, built
+from test_invariants import DIAMOND, at, built
 
 
 def with_cell(s: State, task_id: str, cell: int) -> State:
@@ -49,11 +50,32 @@ def with_version(s: State, task_id: str, version: tuple[object, ...]) -> State:
     return replace(s, versions=s.versions.set(at(s, task_id), version))
 
 
+def with_data(s: State, task_id: str, detail: object) -> State:
+    return replace(s, data=s.data.set(at(s, task_id), detail))
+
+
+def with_dependents(s: State, task_id: str, dependents: tuple[int, ...]) -> State:
+    return replace(s, dependents=s.dependents.set(at(s, task_id), dependents))
+
+
 ONE = [Submit("a", ())]
 STARTED = [Submit("a", ()), Start()]
 RUNNING_A = [Submit("a", ()), Start(), Claim()]
 B_ON_A = [Submit("b", ("a",))]  # a is only named: ABSENT
 A_DONE_B_WAITS = [Submit("a", ()), Submit("b", ("a",)), Start(), Claim(), Complete("a", 1)]
+A_DONE = [Submit("a", ()), Start(), Claim(), Complete("a", 1)]
+B_ON_A_CANCELLED = [Submit("a", ()), Submit("b", ("a",)), Start(), Cancel("a")]
+B_AND_C_ON_A_CANCELLED = [
+    Submit("a", ()),
+    Submit("b", ("a",)),
+    Submit("c", ("a",)),
+    Start(),
+    Cancel("a"),
+]
+# A checked task after one that is not: x, pending behind the unsubmitted y, comes first (task
+# indices in order of first mention: x 0, y 1, b 2, a 3), so a check that stopped at the first
+# entry it skips, instead of going on to the next, would never look at b.
+X_WAITS_THEN_B_ON_A = [Submit("x", ("y",)), Submit("b", ("a",))]
 
 
 def _dropped_from_index(s: State) -> State:
@@ -68,6 +90,14 @@ def _dropped_from_index(s: State) -> State:
 
 def _seventy_ready() -> State:
     return built(1, [*(Submit(f"t{k}", ()) for k in range(70)), Start()])
+
+
+def _ready_past_the_first_middle_word() -> State:
+    """4097 ready versions: three levels, 65 words of leaves, and a second word in the middle
+    level whose bit 0 stands for leaf word 64 (sequence numbers 4096..4159)."""
+    s = built(1, [*(Submit(f"t{k}", ()) for k in range(4097)), Start()])
+    assert [len(level) for level in s.ready] == [65, 2, 1]
+    return s
 
 
 # (name, check, the corrupted state, the check's whole report)
@@ -165,6 +195,117 @@ STATE_CASES: list[tuple[str, Callable[[State], list[str]], Callable[[], State], 
         lambda: with_cell(built(1, A_DONE_B_WAITS), "b", PENDING),
         ["'b' is pending with every dependency succeeded"],
     ),
+    (
+        "a version of generation 0 after a task named only as a dependency",
+        inv.TypeOK,
+        # b 0, a 1 (absent, skipped), c 2
+        lambda: with_version(built(1, [*B_ON_A, Submit("c", ())]), "c", ("c", 0, 1)),
+        ["'c' has generation 0"],
+    ),
+    (
+        "a pending version that missed a decrement",
+        inv.CountsMatchRecount,
+        lambda: with_cell(built(1, DIAMOND), "d", PENDING | 3 * REMAINING_ONE),
+        ["'d': remaining 3, recount 2"],
+    ),
+    (
+        "a lost reverse edge",
+        inv.ReverseEdgesMatch,
+        # a 0, b 1, c 2, d 3: a's dependents are b and c
+        lambda: with_dependents(built(1, DIAMOND), "a", (1,)),
+        ["dependents of 'a': kept [1], expected [1, 2]"],
+    ),
+    (
+        "more running than the limit",
+        inv.RunningWithinLimit,
+        lambda: replace(built(1, RUNNING_A), limit=0),
+        ["1 running, limit 0"],
+    ),
+    (
+        "a lost word in the middle of a three-level ready index",
+        inv.ReadyIndexMatches,
+        lambda: (lambda s: replace(s, ready=(s.ready[0], s.ready[1].set(1, 0), s.ready[2])))(
+            _ready_past_the_first_middle_word()
+        ),
+        [
+            f"ready index {list(range(4096))}, ready versions {list(range(4097))}",
+            "ready index level 1 bit 64 disagrees",
+            "ready index level 2 bit 1 disagrees",
+        ],
+    ),
+    (
+        "a release on an unsubmitted dependency, after a pending version",
+        inv.ReleasedVersionsHaveRealDeps,
+        lambda: with_cell(built(1, X_WAITS_THEN_B_ON_A), "b", READY),
+        ["'b' released with dependency 'a' unmet"],
+    ),
+    (
+        "two blocked versions, with a cause that is not a Cause and one naming no version",
+        inv.BlockedHasRootCause,
+        lambda: with_data(
+            with_data(built(1, B_AND_C_ON_A_CANCELLED), "b", "a failed"),
+            "c",
+            Cause("z", 1, TaskState.FAILED),  # type: ignore[arg-type]
+        ),
+        [
+            "'b' is blocked with cause 'a failed'",
+            "'c' is blocked by an unknown version"
+            " Cause(task_id='z', generation=1, state=<TaskState.FAILED: 'failed'>)",
+        ],
+    ),
+    (
+        "a blocked version whose cause gives its version the wrong state",
+        inv.BlockedHasRootCause,
+        # a was cancelled, not failed
+        lambda: with_data(
+            built(1, B_ON_A_CANCELLED),
+            "b",
+            Cause("a", 1, TaskState.FAILED),  # type: ignore[arg-type]
+        ),
+        [
+            "'b': cause Cause(task_id='a', generation=1, state=<TaskState.FAILED: 'failed'>)"
+            " is not in that state"
+        ],
+    ),
+    (
+        "closing with nothing running, never closed",
+        inv.NothingQueuedAfterClose,
+        lambda: replace(built(1, A_DONE), phase=Phase.CLOSING),
+        ["closing with nothing running"],
+    ),
+    (
+        "started past a cycle of a cancelled and a blocked version",
+        inv.GraphValidWhenStarted,
+        # START-2: start refuses this cycle whatever its members' states
+        lambda: replace(
+            built(1, [Submit("a", ("b",)), Submit("b", ("a",)), Cancel("a")]), phase=Phase.STARTED
+        ),
+        ["cycle among ['a', 'b'] while started"],
+    ),
+    (
+        "a pending version behind a failed dependency",
+        inv.PendingWaitsOnlyOnLiveDeps,
+        lambda: with_cell(
+            built(1, [Submit("a", ()), Submit("b", ("a",)), Start(), Claim(), Fail("a", 1)]),
+            "b",
+            PENDING | REMAINING_ONE,
+        ),
+        ["'b' is pending behind unsuccessful ['a']"],
+    ),
+    (
+        "a release behind an unsubmitted dependency, after a pending version",
+        inv.ReleasedOnlyAfterDeps,
+        lambda: with_cell(built(1, X_WAITS_THEN_B_ON_A), "b", READY),
+        ["'b' was released while 'a', submitted before it, is unsubmitted"],
+    ),
+    (
+        "a release behind a running dependency",
+        inv.ReleasedOnlyAfterDeps,
+        lambda: with_cell(
+            built(1, [Submit("a", ()), Submit("b", ("a",)), Start(), Claim()]), "b", READY
+        ),
+        ["'b' was released while 'a', submitted before it, is running"],
+    ),
 ]
 
 
@@ -228,4 +369,106 @@ def test_a_claim_of_a_refused_size_is_left_to_the_differential() -> None:
     assert inv.ClaimTakesSmallestSeqs(before, before, effects, Claim("2")) == []  # type: ignore[arg-type]
     assert inv.ClaimTakesSmallestSeqs(before, before, effects, Claim(0)) == [
         "claimed sequence numbers [0], the rule takes []"
+    ]
+
+
+def test_a_released_version_that_depends_on_itself_is_reported_once_by_the_owner_check() -> None:
+    """STATE-4: a released version that depends on itself is ReleasedVersionsHaveRealDeps's
+    case ("never ... itself as one"); ReleasedOnlyAfterDeps reports dependencies submitted
+    before the released version, and a version is not submitted before itself. Started, the
+    self-loop is also a cycle (START-2)."""
+    s = built(1, [Submit("a", ("a",))])
+    bad = replace(with_cell(s, "a", RUNNING | CLAIMED), running=1, phase=Phase.STARTED)
+    assert inv.validate_state(bad) == [
+        "ReleasedVersionsHaveRealDeps: 'a' released with dependency 'a' unmet",
+        "GraphValidWhenStarted: cycle among ['a'] while started",
+    ]
+
+
+def test_a_three_level_ready_index_in_its_second_middle_word_is_consistent() -> None:
+    """ReadyIndexMatches finds the children of word `w` of a level at `64 * w ...`: on a
+    correct index past 4096 ready versions, where the middle level has two words, it reports
+    nothing (the corrupted one is in STATE_CASES)."""
+    assert inv.ReadyIndexMatches(_ready_past_the_first_middle_word()) == []
+
+
+def test_released_only_when_deps_succeeded_names_the_release_and_its_unmet_dependencies() -> None:
+    """STATE-4, DONE-1: d released when a completed, while b and c are only ready."""
+    before = built(2, [*DIAMOND, Start(), Claim()])
+    after, effects = step(before, Complete("a", 1))
+    after = with_cell(after, "d", READY)
+    effects = (*effects, Transitioned(0, "d", 1, TaskState.PENDING, TaskState.READY))  # type: ignore[arg-type]
+    assert inv.ReleasedOnlyWhenDepsSucceeded(before, after, effects, Complete("a", 1)) == [
+        "released 'd' with unmet dependencies ['b', 'c']"
+    ]
+
+
+def test_released_only_when_deps_succeeded_names_each_grant_that_was_not_ready() -> None:
+    """CLAIM-3: a claim that grants the pending d and a task never submitted reports both."""
+    before = built(2, [*DIAMOND, Start(), Claim()])
+    effects = (Claimed(0, (Grant("d", 1, None), Grant("z", 1, None))),)  # type: ignore[arg-type]
+    assert inv.ReleasedOnlyWhenDepsSucceeded(before, before, effects, Claim()) == [
+        "claimed 'd' which was not ready",
+        "claimed 'z' which was not ready",
+    ]
+
+
+def test_every_change_notified_names_the_unannounced_version_with_its_facts() -> None:
+    """EFFECT-2: b released by a's completion without its notification; the report gives
+    (generation, state code) before and after: pending is 0, ready is 1."""
+    before = built(2, [*DIAMOND, Start(), Claim()])
+    after, effects = step(before, Complete("a", 1))
+    effects = tuple(e for e in effects if not isinstance(e, Transitioned) or e.task_id != "b")
+    assert inv.EveryChangeNotified(before, after, effects, Complete("a", 1)) == [
+        "'b' changed (1, 0) -> (1, 1) without a notification"
+    ]
+
+
+def test_a_rejected_event_that_reports_a_change_or_changes_the_state_is_named() -> None:
+    """SUB-3, DONE-4: a rejection returns the very same state and only its reply; one more
+    effect, or another state, is reported with the reply's type and the reply."""
+    before = built(1, [Submit("a", ()), Start()])
+    after, effects = step(before, Claim(-1))
+    assert after is before and inv.StaleCallbackReleasesNothing(before, after, effects) == []
+    said = "Rejected Rejected(event_id=0, rejection=InvalidMaxTasks(value=-1))"
+    grant = Claimed(0, (Grant("a", 1, None),))  # type: ignore[arg-type]
+    assert inv.StaleCallbackReleasesNothing(before, before, (*effects, grant), Claim(-1)) == [
+        f"{said} changed the state or reported a change"
+    ]
+    changed = replace(before, running=1)
+    assert inv.StaleCallbackReleasesNothing(before, changed, effects, Claim(-1)) == [
+        f"{said} changed the state or reported a change"
+    ]
+
+
+def test_a_callback_that_ends_another_generation_is_named_with_the_event() -> None:
+    """DONE-5, VER-2: a `fail` naming generation 1 that ended generation 2."""
+    before = built(
+        1, [Submit("a", ()), Start(), Claim(), Complete("a", 1), Submit("a", ()), Claim()]
+    )
+    after, effects = step(before, Fail("a", 2))
+    assert inv.StaleCallbackReleasesNothing(before, after, effects, Fail("a", 1)) == [
+        "'a'@2 left running on Fail naming [('a', 1)]"
+    ]
+
+
+def test_a_claim_granting_a_task_never_submitted_shows_it_as_sequence_number_minus_one() -> None:
+    """CLAIM-3: the grant of a task the index does not hold is reported, as -1 (no sequence
+    number, like an unsubmitted task's), against the ready versions the rule takes."""
+    before = built(2, [Submit("a", ()), Start()])
+    effects = (Claimed(0, (Grant("z", 1, None),)),)  # type: ignore[arg-type]
+    assert inv.ClaimTakesSmallestSeqs(before, before, effects, Claim()) == [
+        "claimed sequence numbers [-1], the rule takes [0]"
+    ]
+
+
+def test_a_step_that_lost_every_effect_is_reported_not_raised() -> None:
+    """EFFECT-2, BLOCK-1, BLOCK-2: a failure that changed the state with no effect at all, not
+    even its reply, is reported as an unnotified change; the checks that look for the reply to
+    find the failed version (BlockedByPickedCause, BlockWalkExact) find none, and say nothing.
+    The state codes: running is 2, failed is 4."""
+    before = built(1, [Submit("a", ()), Start(), Claim()])
+    after, _ = step(before, Fail("a", 1))
+    assert inv.check_transition(before, after, (), Fail("a", 1)) == [
+        "EveryChangeNotified: 'a' changed (1, 2) -> (1, 4) without a notification"
     ]
