@@ -38,6 +38,17 @@ def test_query_1_an_id_never_submitted_raises_unknown_task(task_id: object) -> N
         sched.snapshot().task(task_id)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("task_id", ["zz", "x", 5, ""])
+def test_query_1_the_cores_queries_answer_none_for_an_id_never_submitted(task_id: object) -> None:
+    """The core's State queries take any task id and answer None where the shell raises
+    UnknownTaskError: for an id never mentioned, one only named as a dependency (`x`), one that
+    is no str."""
+    s = core(build(1, [("a", ("x",))], start=False))
+    assert s.lookup(task_id) is None
+    for query in (s.state_of, s.generation_of, s.cause_of, s.detail_of, s.facts):
+        assert query(task_id) is None  # type: ignore[arg-type]
+
+
 def test_query_2_a_snapshot_never_changes_afterwards() -> None:
     sched = build(2, [("a", ()), ("b", ("a",))])
     snap = sched.snapshot()
