@@ -1599,4 +1599,22 @@ SCENARIOS: list[Scenario] = [
         fail("b", 1),
         confirm_cancel("b", 1),
     ),
+    # Cases the mutation score of the vectors showed were not pinned by any vector (issue 11,
+    # the survivors of step.py): an order by sequence number that only differs from the order
+    # of first mention once a task was re-submitted, an id only ever named as a dependency,
+    # and a callback naming a task by a value that cannot even be hashed.
+    S(
+        "start-cycles-listed-by-sequence-after-resubmission",
+        "Re-submitting both members of the first cycle moves its t0 past the second cycle's: "
+        "the paths come in the order of their t0's sequence numbers, not of first mention.",
+        ["START-3", "VER-3", "SUB-6"],
+        create(1),
+        submit("a", "b"),
+        submit("b", "a"),
+        submit("c", "d"),
+        submit("d", "c"),
+        submit("a", "b"),
+        submit("b", "a"),
+        start(),
+    ),
 ]
