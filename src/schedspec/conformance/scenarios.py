@@ -1617,4 +1617,17 @@ SCENARIOS: list[Scenario] = [
         submit("b", "a"),
         start(),
     ),
+    S(
+        "start-unexecutable-in-sequence-order-after-resubmission",
+        "A re-submitted dependent of a cycle takes a new sequence number: unexecutable lists it "
+        "after a dependent first mentioned later but submitted before it.",
+        ["START-2", "VER-3", "SUB-6"],
+        create(1),
+        submit("k", "m"),
+        submit("m", "k"),
+        submit("x", "k"),
+        submit("w", "k"),
+        submit("x", "k"),
+        start(),
+    ),
 ]
