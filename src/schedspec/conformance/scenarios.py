@@ -1630,4 +1630,17 @@ SCENARIOS: list[Scenario] = [
         submit("x", "k"),
         start(),
     ),
+    S(
+        "sub-after-start-id-only-named-as-a-dependency-is-new",
+        "An id that was only ever named as a dependency, and is named by none once its "
+        "dependent is rewired, was never submitted: after start() it is a brand-new id.",
+        ["SUB-9", "SUB-4", "SUB-6", "QUERY-1"],
+        create(1),
+        submit("a", "x"),
+        submit("a"),
+        start(),
+        submit("x"),
+        query("x"),
+        submit("x", "a"),
+    ),
 ]
