@@ -1643,4 +1643,19 @@ SCENARIOS: list[Scenario] = [
         query("x"),
         submit("x", "a"),
     ),
+    S(
+        "done-task-ids-that-cannot-be-hashed",
+        "A callback naming its task by an array or an object, with a generation that is a "
+        "valid integer, is refused with InvalidArgumentError like any other non-string id.",
+        ["DONE-6", "SUB-1"],
+        create(1),
+        submit("a"),
+        start(),
+        ready(),
+        complete(["a"], 1),
+        fail({"a": 1}, 1),
+        confirm_cancel([], 1),
+        cancel(["a"], 1),
+        complete("a", 1),
+    ),
 ]
