@@ -71,6 +71,34 @@ def ready_index_across_words() -> Scenario:
     )
 
 
+def ready_index_words_emptied() -> Scenario:
+    """70 tasks: a claim that empties the first leaf word and goes on into the second, a
+    release back into the emptied word, and cancels that empty the second one."""
+    count = 68
+    ids = [f"u{(k * 23) % count:02d}" for k in range(count)]  # 23 is prime to 68
+    steps: list[Step | str] = [create(100), submit("h"), submit("p", "h")]
+    steps += [submit(t) for t in ids]
+    steps += [start()]
+    steps.append(
+        "The claim takes every ready version of the first leaf word (all but the pending p) "
+        "and three of the second: the first word is left empty."
+    )
+    steps += [ready(66), query_all()]
+    steps.append("h's completion releases p into the emptied first word.")
+    steps += [complete("h", 1), query("p")]
+    steps.append("Cancelling the three ready versions left in the second word empties it.")
+    steps += [cancel(ids[k]) for k in (65, 67, 66)]
+    steps += [query_all(), ready(2), query("p"), query_all()]
+    return _sized(
+        "sizes-ready-index-words-emptied",
+        "A claim empties the first leaf word of the ready index on its way into the second, a "
+        "completion releases a version back into the emptied word, and cancels empty the second "
+        "word: claims still take the smallest sequence numbers.",
+        ["CLAIM-3", "CLAIM-4", "DONE-1", "CANCEL-1", "VER-3"],
+        *steps,
+    )
+
+
 def _hub_steps(count: int, below: tuple[int, ...] = ()) -> tuple[list[Step | str], list[str]]:
     """A hub `h` with `count` dependents, every third of which also waits for `x`, and a task
     `e<k>` below the dependent `k` for each `k` of `below`; started, the hub claimed."""
@@ -140,6 +168,7 @@ def id_table_doublings() -> Scenario:
 def scenarios() -> list[Scenario]:
     return [
         ready_index_across_words(),
+        ready_index_words_emptied(),
         hub_releases_in_sequence_order(),
         hub_blocks_in_sequence_order(),
         id_table_doublings(),
