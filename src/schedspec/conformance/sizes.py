@@ -4,9 +4,10 @@ Why. The hand-written scenarios and the explorer's traces have a handful of task
 implementation whose structures change shape as they grow takes code paths there that no small
 session takes, and a bug on such a path passes every small vector. The reference core is one
 such implementation (`core/state.py`): its ready index is a 64-ary bitmap tree over sequence
-numbers (a new leaf word every 64 submissions, a new level at 64), the reverse edges of a task
-are a tuple up to 32 dependents and a persistent map beyond, and its id table is rebuilt twice
-as large whenever it would be more than half full (16, 32, 64, 128 slots). Other
+numbers (a new leaf word every 64 submissions, a new level at 64 and another at 4096), the
+reverse edges of a task are a tuple up to 32 dependents and a persistent map beyond, and its id
+table is rebuilt twice as large whenever it would be more than half full (16, 32, 64, 128
+slots). Other
 implementations have boundaries of their own (a small-vector optimisation, a hash map's growth);
 crossing these common ones with every rule still checked is cheap insurance.
 
@@ -99,6 +100,28 @@ def ready_index_words_emptied() -> Scenario:
     )
 
 
+def ready_index_third_level() -> Scenario:
+    """4,099 tasks: the ready index grows a third level at sequence number 4096."""
+    count = 4095
+    ids = [f"w{(k * 37) % count:04d}" for k in range(count)]  # 37 is prime to 4095
+    steps: list[Step | str] = [create(8), submit("g")]
+    steps += [submit(t, "g") for t in ids]
+    steps.append("Sequence number 4096: the ready index needs a third level.")
+    steps += [submit("z2"), submit("z0"), submit("z1")]
+    steps.append("A claim crosses from the first second-level word into the second.")
+    steps += [start(), ready(3), query("z2"), query("z1")]
+    steps.append("g's completion releases its 4095 dependents at once, all below 4096.")
+    steps += [complete("g", 1), query(ids[0]), query(ids[-1])]
+    steps += [ready(3), query(ids[0]), query(ids[1]), query(ids[2]), query(ids[3])]
+    return _sized(
+        "sizes-ready-index-third-level",
+        "4,099 tasks: claims take the smallest sequence numbers on both sides of 4096, where "
+        "the ready index grows a third level.",
+        ["CLAIM-3", "CLAIM-4", "VER-3", "DONE-1"],
+        *steps,
+    )
+
+
 def _hub_steps(count: int, below: tuple[int, ...] = ()) -> tuple[list[Step | str], list[str]]:
     """A hub `h` with `count` dependents, every third of which also waits for `x`, and a task
     `e<k>` below the dependent `k` for each `k` of `below`; started, the hub claimed."""
@@ -169,6 +192,7 @@ def scenarios() -> list[Scenario]:
     return [
         ready_index_across_words(),
         ready_index_words_emptied(),
+        ready_index_third_level(),
         hub_releases_in_sequence_order(),
         hub_blocks_in_sequence_order(),
         id_table_doublings(),
