@@ -1599,4 +1599,63 @@ SCENARIOS: list[Scenario] = [
         fail("b", 1),
         confirm_cancel("b", 1),
     ),
+    # Cases the mutation score of the vectors showed were not pinned by any vector (issue 11,
+    # the survivors of step.py): an order by sequence number that only differs from the order
+    # of first mention once a task was re-submitted, an id only ever named as a dependency,
+    # and a callback naming a task by a value that cannot even be hashed.
+    S(
+        "start-cycles-listed-by-sequence-after-resubmission",
+        "Re-submitting both members of the first cycle moves its t0 past the second cycle's: "
+        "the paths come in the order of their t0's sequence numbers, not of first mention.",
+        ["START-3", "VER-3", "SUB-6"],
+        create(1),
+        submit("a", "b"),
+        submit("b", "a"),
+        submit("c", "d"),
+        submit("d", "c"),
+        submit("a", "b"),
+        submit("b", "a"),
+        start(),
+    ),
+    S(
+        "start-unexecutable-in-sequence-order-after-resubmission",
+        "A re-submitted dependent of a cycle takes a new sequence number: unexecutable lists it "
+        "after a dependent first mentioned later but submitted before it.",
+        ["START-2", "VER-3", "SUB-6"],
+        create(1),
+        submit("k", "m"),
+        submit("m", "k"),
+        submit("x", "k"),
+        submit("w", "k"),
+        submit("x", "k"),
+        start(),
+    ),
+    S(
+        "sub-after-start-id-only-named-as-a-dependency-is-new",
+        "An id that was only ever named as a dependency, and is named by none once its "
+        "dependent is rewired, was never submitted: after start() it is a brand-new id.",
+        ["SUB-9", "SUB-4", "SUB-6", "QUERY-1"],
+        create(1),
+        submit("a", "x"),
+        submit("a"),
+        start(),
+        submit("x"),
+        query("x"),
+        submit("x", "a"),
+    ),
+    S(
+        "done-task-ids-that-cannot-be-hashed",
+        "A callback naming its task by an array or an object, with a generation that is a "
+        "valid integer, is refused with InvalidArgumentError like any other non-string id.",
+        ["DONE-6", "SUB-1"],
+        create(1),
+        submit("a"),
+        start(),
+        ready(),
+        complete(["a"], 1),
+        fail({"a": 1}, 1),
+        confirm_cancel([], 1),
+        cancel(["a"], 1),
+        complete("a", 1),
+    ),
 ]

@@ -4,9 +4,10 @@ Why. The hand-written scenarios and the explorer's traces have a handful of task
 implementation whose structures change shape as they grow takes code paths there that no small
 session takes, and a bug on such a path passes every small vector. The reference core is one
 such implementation (`core/state.py`): its ready index is a 64-ary bitmap tree over sequence
-numbers (a new leaf word every 64 submissions, a new level at 64), the reverse edges of a task
-are a tuple up to 32 dependents and a persistent map beyond, and its id table is rebuilt twice
-as large whenever it would be more than half full (16, 32, 64, 128 slots). Other
+numbers (a new leaf word every 64 submissions, a new level at 64 and another at 4096), the
+reverse edges of a task are a tuple up to 32 dependents and a persistent map beyond, and its id
+table is rebuilt twice as large whenever it would be more than half full (16, 32, 64, 128
+slots). Other
 implementations have boundaries of their own (a small-vector optimisation, a hash map's growth);
 crossing these common ones with every rule still checked is cheap insurance.
 
@@ -67,6 +68,56 @@ def ready_index_across_words() -> Scenario:
         "Claims take the smallest sequence numbers across the bitmap words of a 150-task "
         "session, after cancels on both sides of 64 and re-submissions past 150.",
         ["CLAIM-3", "CLAIM-4", "VER-3", "CANCEL-1", "SUB-6"],
+        *steps,
+    )
+
+
+def ready_index_words_emptied() -> Scenario:
+    """70 tasks: a claim that empties the first leaf word and goes on into the second, a
+    release back into the emptied word, and cancels that empty the second one."""
+    count = 68
+    ids = [f"u{(k * 23) % count:02d}" for k in range(count)]  # 23 is prime to 68
+    steps: list[Step | str] = [create(100), submit("h"), submit("p", "h")]
+    steps += [submit(t) for t in ids]
+    steps += [start()]
+    steps.append(
+        "The claim takes every ready version of the first leaf word (all but the pending p) "
+        "and three of the second: the first word is left empty."
+    )
+    steps += [ready(66), query_all()]
+    steps.append("h's completion releases p into the emptied first word.")
+    steps += [complete("h", 1), query("p")]
+    steps.append("Cancelling the three ready versions left in the second word empties it.")
+    steps += [cancel(ids[k]) for k in (65, 67, 66)]
+    steps += [query_all(), ready(2), query("p"), query_all()]
+    return _sized(
+        "sizes-ready-index-words-emptied",
+        "A claim empties the first leaf word of the ready index on its way into the second, a "
+        "completion releases a version back into the emptied word, and cancels empty the second "
+        "word: claims still take the smallest sequence numbers.",
+        ["CLAIM-3", "CLAIM-4", "DONE-1", "CANCEL-1", "VER-3"],
+        *steps,
+    )
+
+
+def ready_index_third_level() -> Scenario:
+    """4,099 tasks: the ready index grows a third level at sequence number 4096."""
+    count = 4095
+    ids = [f"w{(k * 37) % count:04d}" for k in range(count)]  # 37 is prime to 4095
+    steps: list[Step | str] = [create(8), submit("g")]
+    steps += [submit(t, "g") for t in ids]
+    steps.append("Sequence number 4096: the ready index needs a third level.")
+    steps += [submit("z2"), submit("z0"), submit("z1")]
+    steps.append("A claim crosses from the first second-level word into the second.")
+    steps += [start(), ready(3), query("z2"), query("z1")]
+    steps.append("g's completion releases its 4095 dependents at once, all below 4096.")
+    steps += [complete("g", 1), query(ids[0]), query(ids[-1])]
+    steps += [ready(3), query(ids[0]), query(ids[1]), query(ids[2]), query(ids[3])]
+    return _sized(
+        "sizes-ready-index-third-level",
+        "4,099 tasks: claims take the smallest sequence numbers on both sides of 4096, where "
+        "the ready index grows a third level.",
+        ["CLAIM-3", "CLAIM-4", "VER-3", "DONE-1"],
         *steps,
     )
 
@@ -140,6 +191,8 @@ def id_table_doublings() -> Scenario:
 def scenarios() -> list[Scenario]:
     return [
         ready_index_across_words(),
+        ready_index_words_emptied(),
+        ready_index_third_level(),
         hub_releases_in_sequence_order(),
         hub_blocks_in_sequence_order(),
         id_table_doublings(),
