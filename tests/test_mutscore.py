@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -405,6 +406,46 @@ def test_a_journaled_run_resumes_without_running_anything_again(
     assert path.read_text().count("\n") == 1  # the key alone
 
 
+def test_a_change_of_tests_keeps_the_explorers_verdicts_and_tests_its_survivors_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The journal's two keys: a journal whose tests key differs (another selection, a test
+    changed) keeps every explorer verdict and forgets the tests column; a resumed run explores
+    nothing, measures the unmutated selection again and tests only the explorer's survivors."""
+    path = tmp_path / "journal.jsonl"
+    # As in the test above: no completion is accepted in these scopes, test_done.py has some.
+    selection = ("tests/test_done.py", "-x", "-q", "-p", "no:cacheprovider")
+    options = Options(("capacity-zero", "cycle"), 1, selection)
+    chosen = [by_id(STEP_RAISES), by_id(COMPLETE_RAISES)]
+    key, lines = mutscore.journal_key(options), mutscore.lines_key()
+    first = mutscore.run(chosen, options, journal=mutscore.Journal(path, key, lines, "A"))
+    assert [r.column for r in first.results] == ["explorer", "tests"]
+    queues: list[list[Any]] = []  # every job of the run: `_pool_iter` appends to its queue
+    real = mutscore._pool_iter
+
+    def recording(queue: list[Any], *args: Any) -> Any:
+        queues.append(queue)
+        return real(queue, *args)
+
+    monkeypatch.setattr(mutscore, "_pool_iter", recording)
+    monkeypatch.setattr(mutscore, "baseline", None)  # the scopes are not explored again
+    journal = mutscore.Journal(path, key, lines, "B")
+    assert journal.resumed and journal.journaled == 1 and journal.baseline is not None
+    assert journal.baseline.tests_reach is None
+    head = json.loads(path.read_text().splitlines()[0])
+    assert head == {"key": key, "tests": "B"}
+    again = mutscore.run(chosen, options, journal=journal)
+    [queue] = queues
+    kinds = [(job.kind, job.mutant and job.mutant.id) for job in queue]
+    assert kinds == [("tests", None), ("tests", COMPLETE_RAISES)]
+    assert [r.explorer for r in again.results] == [r.explorer for r in first.results]
+    assert again.results[1].tests is not None and again.results[1].tests.status == KILLED
+    # Read back under the same keys, everything is journaled.
+    assert mutscore.Journal(path, key, lines, "B").journaled == 2
+    # Another explorer key starts afresh.
+    assert not mutscore.Journal(path, key + "-other", lines, "B").resumed
+
+
 def test_replay_verdicts_are_journaled_scope_by_scope(
     tiny_options: Options, tiny_baseline: mutscore.Baseline, tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -442,12 +483,21 @@ def test_the_journal_key_covers_what_judges_a_mutant_and_nothing_else() -> None:
     the core and the explorer are in, the harness and the conformance fuzzer are not, so that a
     change there keeps a journal that a run longer than a session resumes from."""
     options = Options(tests=("tests/test_submit.py", "-m", "not slow"))
-    found = {str(p.relative_to(ROOT)) for p in mutscore.judging_sources(options)}
+    explorer = {str(p.relative_to(ROOT)) for p in mutscore.judging_sources(options)}
+    tests = {str(p.relative_to(ROOT)) for p in mutscore.judging_sources(options, explorer=False)}
     package = "src/schedspec/"
-    assert {f"{package}core/step.py", f"{package}explore/search.py", f"{package}naive.py"} <= found
-    assert {"tests/test_submit.py", "tests/conftest.py", "tests/helpers_clauses.py"} <= found
-    assert f"{package}explore/mutscore.py" not in found
-    assert f"{package}conformance/fuzz.py" not in found and "tests/test_start.py" not in found
+    core = {f"{package}core/step.py", f"{package}naive.py"}
+    assert core | {f"{package}explore/search.py"} <= explorer
+    assert not any(f.startswith("tests/") for f in explorer)
+    assert {f"{package}core/step.py", "tests/test_submit.py", "tests/conftest.py"} <= tests
+    assert "tests/helpers_clauses.py" in tests
+    for found in (explorer, tests):
+        assert f"{package}explore/mutscore.py" not in found
+        assert f"{package}conformance/fuzz.py" not in found and "tests/test_start.py" not in found
+    # The selection is in the tests key only.
+    other = Options(tests=("tests/test_submit.py",))
+    assert mutscore.journal_key(other) == mutscore.journal_key(options)
+    assert mutscore.tests_key(other) != mutscore.tests_key(options)
 
 
 def test_the_journal_key_follows_code_not_docs_and_the_lines_key_the_mutated_lines(
@@ -459,7 +509,7 @@ def test_the_journal_key_follows_code_not_docs_and_the_lines_key_the_mutated_lin
     shell, step = tmp_path / "scheduler.py", tmp_path / "step.py"
     monkeypatch.setattr(mutscore, "ROOT", tmp_path)
     monkeypatch.setattr(mutscore, "CORE_DIR", tmp_path)
-    monkeypatch.setattr(mutscore, "judging_sources", lambda options: [shell, step])
+    monkeypatch.setattr(mutscore, "judging_sources", lambda options, explorer=True: [shell, step])
     code = 'def f(x):\n    """Doubles."""\n    return 2 * x\n'
     shell.write_text(code)
     step.write_text(code)

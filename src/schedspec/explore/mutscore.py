@@ -73,13 +73,16 @@ process (the conformance server, say) run the real core there, so the column is 
 A whole run takes hours. With `--journal PATH` it writes each finished mutant, and the
 unmutated run, to that file as it goes (one JSON object per line), and a run given the same
 journal picks up where the last one stopped: the unmutated run and every journaled mutant are
-taken from it. The journal's first line is a key, a digest of the options, the scopes, and
-every source file the explorer and the tests of the selection import (`judging_sources`), by
-their code without docstrings; a journal with another key is started afresh, so a result is
-never reused for code that has changed since. The unmutated run is reused only while the
-mutated files' lines are the same (`lines_key`), as its coverage names lines. A change
-elsewhere keeps it: `make mutation` keeps its journal in `models/mutation/`, committed, so that
-a run longer than a session resumes in the next.
+taken from it. The journal's first line holds two keys, each a digest of source files by
+their code without docstrings. The explorer's key (`journal_key`) covers the options, the
+scopes and every module the explorer imports (`judging_sources`); a journal with another one is
+started afresh, so a verdict is never reused for code that has changed since. The tests' key
+(`tests_key`) covers the selection, its test files and what they import; a journal with
+another one keeps every verdict of the explorer and tests its survivors again, so that a new
+test costs the tests of the survivors, not the explorations. The unmutated run is reused
+only while the mutated files' lines are the same (`lines_key`), as its coverage names lines.
+A change elsewhere keeps the journal: `make mutation` keeps its journal in
+`models/mutation/`, committed, so that a run longer than a session resumes in the next.
 
 Equivalent mutants, examined by hand, are listed with a reason in
 `models/mutation/equivalent.toml`. They are explored like any other and reported in their own
@@ -114,7 +117,7 @@ import time
 import tomllib
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from types import FrameType, ModuleType
@@ -1173,40 +1176,81 @@ Progress = Callable[[MutantResult, int, int], None]  # a finished mutant, done, 
 
 class Journal:
     """A run's results as they come, so that an interrupted run can be resumed (see the module
-    docstring). Lines: {"key"}, then {"baseline", "lines"} (the last one wins), {"mutant", ...}
-    and {"replay", "scope", ...}: one scope's replay verdict on a mutant not yet finished.
+    docstring). Lines: {"key", "tests"}, then {"baseline", "lines"} (the last one wins),
+    {"mutant", ...}, {"replay", "scope", ...}: one scope's replay verdict on a mutant not yet
+    finished, and {"explored", ...}: the explorer's verdict on a survivor whose tests are to
+    run again.
 
-    `key` (`journal_key`) says what the results depend on: the code. `lines` (`lines_key`)
-    says where the mutated files' lines are, on which the baseline's coverage depends: a
-    baseline of other lines is kept only to report (`baseline_current` is then False), and is
-    measured again before any mutant that is left is judged."""
+    `key` (`journal_key`) says what the explorer's verdicts depend on: the code. `tests`
+    (`tests_key`) says what the tests column depends on: the selection and the tests' code. A
+    journal of another `key` is started afresh; one of other `tests` keeps every explorer
+    verdict and forgets the tests column: the survivors of the explorer are tested again, after
+    the unmutated selection is measured again (the file is rewritten so). `lines`
+    (`lines_key`) says where the mutated files' lines are, on which the baseline's coverage
+    depends: a baseline of other lines is kept only to report (`baseline_current` is then
+    False), and is measured again before any mutant that is left is judged."""
 
-    def __init__(self, path: Path, key: str, lines: str = "") -> None:
+    def __init__(self, path: Path, key: str, lines: str = "", tests: str = "") -> None:
         self.path = path
         self.key = key
+        self.tests = tests
         self.lines = lines
         self.baseline: Baseline | None = None
         self.baseline_current = False
         self._results: dict[str, dict[str, Any]] = {}
         self._replays: dict[tuple[str, str], dict[str, Any]] = {}
+        self._explored: dict[str, dict[str, Any]] = {}
         text = path.read_text().splitlines() if path.exists() else []
-        if text and json.loads(text[0]).get("key") == key:
-            for line in text[1:]:
-                try:
-                    entry = json.loads(line)
-                except ValueError:  # a line cut short when the last run was killed
-                    continue
-                if "baseline" in entry:
-                    self.baseline = Baseline(**entry["baseline"])
-                    self.baseline_current = entry.get("lines") == lines
-                elif "mutant" in entry:
-                    self._results[entry["mutant"]] = entry
-                elif "replay" in entry:
-                    self._replays[entry["replay"], entry["scope"]] = entry
-            self.resumed = True
-        else:
-            path.write_text(json.dumps({"key": key}) + "\n")
-            self.resumed = False
+        head = json.loads(text[0]) if text else {}
+        self.resumed = head.get("key") == key
+        if not self.resumed:
+            path.write_text(json.dumps({"key": key, "tests": tests}) + "\n")
+            return
+        for line in text[1:]:
+            try:
+                entry = json.loads(line)
+            except ValueError:  # a line cut short when the last run was killed
+                continue
+            if "baseline" in entry:
+                self.baseline = Baseline(**entry["baseline"])
+                self.baseline_current = entry.get("lines") == lines
+            elif "mutant" in entry:
+                self._results[entry["mutant"]] = entry
+            elif "replay" in entry:
+                self._replays[entry["replay"], entry["scope"]] = entry
+            elif "explored" in entry:
+                self._explored[entry["explored"]] = entry
+        if head.get("tests") != tests:
+            self._retest()
+
+    def _retest(self) -> None:
+        """Forget the tests column, keep the explorer's: rewrite the journal so."""
+        for name, entry in list(self._results.items()):
+            if entry["explorer"]["status"] == SURVIVED:
+                del self._results[name]
+                self._explored[name] = {
+                    "explored": name,
+                    "description": entry["description"],
+                    "explorer": entry["explorer"],
+                }
+        entries: list[dict[str, Any]] = [{"key": self.key, "tests": self.tests}]
+        if self.baseline is not None:
+            self.baseline = replace(
+                self.baseline,
+                tests_seconds=None,
+                tests_problem="",
+                tests_order=[],
+                tests_reach=None,
+            )
+            lines = self.lines if self.baseline_current else ""
+            entries.append({"baseline": asdict(self.baseline), "lines": lines})
+        # A replay only serves a mutant whose explorer verdict is still to come.
+        decided = self._results.keys() | self._explored.keys()
+        replays = [e for (name, _), e in self._replays.items() if name not in decided]
+        entries += [*self._results.values(), *replays, *self._explored.values()]
+        new = self.path.with_suffix(".tmp")
+        new.write_text("".join(json.dumps(e) + "\n" for e in entries))
+        new.replace(self.path)
 
     def _append(self, entry: dict[str, Any]) -> None:
         with self.path.open("a") as f:
@@ -1259,17 +1303,41 @@ class Journal:
         self._replays[mutant.id, scope] = entry
         self._append(entry)
 
+    def explored(self, mutant: Mutant) -> Outcome | None:
+        """The journaled explorer verdict on `mutant`, a survivor whose tests are to run again,
+        if its description is still the same."""
+        entry = self._explored.get(mutant.id)
+        if entry is None or entry.get("description") != mutant.description:
+            return None
+        return Outcome(**entry["explorer"])
+
     @property
     def journaled(self) -> int:
         return len(self._results)
 
 
 def journal_key(options: Options) -> str:
-    """A digest of what a run's results depend on: the options, the scopes, and every source
-    file that the explorer and the tests of the selection import (`judging_sources`), each by
-    its code alone (`_code_digest`), so that a docstring or a comment keeps the results."""
-    digest = hashlib.sha256(repr(options).encode())
-    for path in [*judging_sources(options), *sorted((ROOT / "models").glob("*.toml"))]:
+    """A digest of what the explorer's verdicts depend on: the options but the tests selection,
+    the scopes, and every source file the explorer imports (`judging_sources`), each by its
+    code alone (`_code_digest`), so that a docstring or a comment keeps the results."""
+    explorer = replace(options, tests=None)
+    return _digest(
+        repr(explorer), [*judging_sources(explorer), *sorted((ROOT / "models").glob("*.toml"))]
+    )
+
+
+def tests_key(options: Options) -> str:
+    """A digest of what the tests column depends on besides the explorer's verdicts: the
+    selection, its test files, and every source file they import. A change here keeps the
+    explorer's verdicts and tests the explorer's survivors again (`Journal`)."""
+    if options.tests is None:
+        return ""
+    return _digest(repr(options.tests), judging_sources(options, explorer=False))
+
+
+def _digest(text: str, paths: Sequence[Path]) -> str:
+    digest = hashlib.sha256(text.encode())
+    for path in paths:
         digest.update(str(path.relative_to(ROOT)).encode())
         if not path.exists():
             continue
@@ -1324,19 +1392,23 @@ print(json.dumps(sorted(f for f in files if f)))
 """
 
 
-def judging_sources(options: Options) -> list[Path]:
+def judging_sources(options: Options, explorer: bool = True) -> list[Path]:
     """The source files whose code can change a verdict: the modules of the package that the
-    explorer and the tests of the selection (every test file, when it names none) import, found
-    by importing them in a child, and those test files, `conftest.py` and the helpers they
-    import. Not the harness's own `mutscore.py` (a change to how it decides must start a run
-    afresh, by deleting the journal), and not the rest of the package (the command line, the
-    conformance fuzzer, the shell's runner when no test of the selection uses it): a change
-    there keeps the journal, so that a run longer than a session resumes in the next one."""
+    explorer imports (`explorer`), or else the tests of the selection (every test file, when it
+    names none), found by importing them in a child, with those test files, `conftest.py` and
+    the helpers they import. Not the harness's own `mutscore.py` (a change to how it decides
+    must start a run afresh, by deleting the journal), and not the rest of the package (the
+    command line, the conformance fuzzer, the shell's runner when no test of the selection uses
+    it): a change there keeps the journal, so that a run longer than a session resumes in the
+    next one."""
     tests_dir = ROOT / "tests"
-    named = [a for a in options.tests or () if a.endswith(".py")]
-    tests = [ROOT / a for a in named] if named else sorted(tests_dir.glob("test_*.py"))
-    modules = ["schedspec.explore.search", "schedspec.explore.replay", "conftest"]
-    modules += [t.stem for t in tests]
+    tests: list[Path] = []
+    if explorer:
+        modules = ["schedspec.explore.search", "schedspec.explore.replay"]
+    else:
+        named = [a for a in options.tests or () if a.endswith(".py")]
+        tests = [ROOT / a for a in named] if named else sorted(tests_dir.glob("test_*.py"))
+        modules = ["conftest", *(t.stem for t in tests)]
     done = subprocess.run(
         [sys.executable, "-c", _IMPORTS, str(tests_dir), *modules],
         capture_output=True,
@@ -1378,23 +1450,27 @@ def run(
     with tempfile.TemporaryDirectory(prefix="schedspec-mutscore-") as tmp:
         workdir = Path(tmp)
         earlier = {}
+        explored_before: dict[str, Outcome] = {}  # explorer verdicts whose tests are to run
         if journal is not None:
             for m in mutants:
                 found = journal.result(m, listed.get(m.id))
                 if found is not None:
                     earlier[m.id] = found
+                elif (kept := journal.explored(m)) is not None:
+                    explored_before[m.id] = kept
         mutants_left = [m for m in mutants if m.id not in earlier]
+        to_explore = [m for m in mutants_left if m.id not in explored_before]
         if base is None and journal is not None and (journal.baseline_current or not mutants_left):
             base = journal.baseline
         if base is None:
             base = baseline(options, workdir)
         if journal is not None and journal.baseline is not base:
             journal.save_baseline(base)
-        replaying = [m for m in mutants_left if options.replay and m.file in REPLAYED]
+        replaying = [m for m in to_explore if options.replay and m.file in REPLAYED]
         replayed = _replayed(replaying, base, options, workdir, journal)
         queue: list[_Job] = []
-        decided: list[tuple[Mutant, dict[str, Any]]] = []
-        for m in mutants_left:
+        decided = [(m, explored_before[m.id]) for m in mutants_left if m.id in explored_before]
+        for m in to_explore:
             scopes = reached(base, m, options.skip)
             verdict = replayed.get(m.id)
             if verdict is not None and verdict["status"] == INFECTED:
@@ -1403,9 +1479,9 @@ def run(
                 plan, deadline = _plan(base, options, scopes)
                 queue.append(_Job("explore", m, deadline, plan))
             elif verdict is not None:
-                decided.append((m, verdict))
+                decided.append((m, _outcome(verdict)))
             elif not scopes:
-                decided.append((m, {"status": SURVIVED, "reason": _UNREACHED}))
+                decided.append((m, Outcome(SURVIVED, _UNREACHED)))
             else:
                 plan, deadline = _plan(base, options, scopes)
                 queue.append(_Job("explore", m, deadline, plan))
@@ -1447,10 +1523,10 @@ def run(
                 job.selection = (*_selection_flags(options.tests), *tests)
             return [job]
 
-        def explored(mutant: Mutant, report: dict[str, Any]) -> list[_Job]:
+        def explored(mutant: Mutant, outcome: Outcome) -> list[_Job]:
             """What follows the explorer column of `mutant`: nothing, or its tests."""
             assert base is not None
-            result = MutantResult(mutant, _outcome(report), equivalent=listed.get(mutant.id))
+            result = MutantResult(mutant, outcome, equivalent=listed.get(mutant.id))
             if result.explorer.status != SURVIVED or result.equivalent is not None:
                 finish(result)
                 return []
@@ -1494,12 +1570,12 @@ def run(
                 result.tests = _outcome(report)
                 finish(result)
                 return []
-            return explored(job.mutant, report)
+            return explored(job.mutant, _outcome(report))
 
         for result in earlier.values():
             finish(result, journaled=True)
-        for m, verdict in decided:
-            for job in explored(m, verdict):
+        for m, outcome in decided:
+            for job in explored(m, outcome):
                 queue.append(job)
                 results.append({})
         if queue:  # empty when every mutant was journaled
@@ -1814,7 +1890,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     journal = None
     if args.journal is not None:
-        journal = Journal(args.journal, journal_key(options), lines_key())
+        journal = Journal(args.journal, journal_key(options), lines_key(), tests_key(options))
     base = None
     if journal is not None:
         # A baseline of other lines serves a journal that decided every mutant, to report.
