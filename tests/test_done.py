@@ -182,6 +182,28 @@ def test_done_6_generation_must_be_an_int_at_least_one(generation: object) -> No
     assert core(sched) is before
 
 
+class Attempt(int):
+    """An `int` subclass (an `enum.IntEnum` member, say): a generation by DONE-6 (`int >= 1`)."""
+
+
+def test_done_6_a_generation_of_an_int_subclass_is_that_int() -> None:
+    """DONE-6, DONE-5: the current generation given as an `int` subclass names the current
+    version, and an older one as such is stale: neither is future, neither is refused."""
+    sched = build(1, [("a", ())])
+    assert claimed(sched) == [("a", 1)]
+    accepted = sched.complete("a", Attempt(1))
+    assert accepted == Outcome(OutcomeKind.ACCEPTED, "a", 1, TaskState.SUCCEEDED)
+    sched.submit("a", (), noop)
+    assert claimed(sched) == [("a", 2)]
+    before = core(sched)
+    stale = sched.fail("a", Attempt(1), "late")
+    assert stale == Outcome(OutcomeKind.STALE_GENERATION, "a", 1, None)
+    assert core(sched) is before
+    with pytest.raises(FutureGenerationError):
+        sched.complete("a", Attempt(3))
+    assert sched.fail("a", Attempt(2), "e").kind is OutcomeKind.ACCEPTED
+
+
 def test_done_6_a_future_generation_raises_naming_both_generations() -> None:
     sched = build(1, [("a", ())])
     assert claimed(sched) == [("a", 1)]

@@ -6,6 +6,10 @@ sequence) in `test_differential.py`.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import pytest
+
 from helpers_clauses import run_core, transitions
 from schedspec.core import (
     Cancel,
@@ -16,6 +20,8 @@ from schedspec.core import (
     Start,
     Submit,
     SubmitBatch,
+    initial_state,
+    step,
 )
 from schedspec.core import effects as fx
 from schedspec.core.types import EventId, Phase
@@ -76,3 +82,18 @@ def test_effect_3_versions_changed_together_are_reported_in_sequence_order() -> 
     close = [SubmitBatch(tuple(Submit(t, d) for t, d in reversed(graph))), Start(), Close()]
     _, history = run_core(1, close)
     assert [t[0] for t in transitions(history[-1])] == ["w", "x", "y", "z", "root"]
+
+
+@dataclass(frozen=True)
+class NotAnEvent:
+    """Has an event id, as every event does, but is none of the events."""
+
+    event_id: EventId = EventId(1)
+
+
+def test_effect_1_a_value_that_is_not_an_event_is_refused_loudly_naming_it() -> None:
+    """EFFECT-1 promises an answer to every well-typed event. Anything else is a bug of the
+    caller (a shell), which the core must not answer as if it were an event: it fails its
+    assertion, naming the value."""
+    with pytest.raises(AssertionError, match="NotAnEvent"):
+        step(initial_state(1), NotAnEvent())  # type: ignore[arg-type]

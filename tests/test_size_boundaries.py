@@ -65,10 +65,12 @@ from schedspec.core.events import (
     Submit,
     SubmitBatch,
 )
+from schedspec.core.invariants import NotifiedInSeqOrder, ReadyIndexMatches
 from schedspec.core.state import (
     BUCKET,
     BUCKET_SHIFT,
     HUB_EDGES,
+    NAME,
     WORD_BITS,
     WORD_SHIFT,
     State,
@@ -186,6 +188,7 @@ class Session:
         members = event.completions if isinstance(event, CompleteBatch) else members
         self.next_id += 1 + len(members)
         number = self.lockstep.steps + 1
+        before = self.state
         found: Divergence | None
         try:
             effects, found = self.lockstep.send(event)
@@ -193,6 +196,15 @@ class Session:
             raise Diverged(f"step {number}: {describe(event)} raised {error!r}") from error
         if found is not None:
             raise Diverged(f"step {number}: {describe(event)} diverged: {found}")
+        # Two of the checks the explorer runs on every state and move, those about the shapes
+        # under test here: a summary bit of the ready index left set, or notifications out of
+        # sequence order, change no reply and no fact that the lockstep compares. (All of
+        # them after every step would take minutes at 4096 tasks.)
+        problems = ReadyIndexMatches(self.state) + NotifiedInSeqOrder(
+            before, self.state, effects, event
+        )
+        if problems:
+            raise Diverged(f"step {number}: {describe(event)} broke {problems[:3]}")
         reply = effects[0]
         if isinstance(reply, fx.Claimed):
             self.claims.append([self.seq(g.task_id) for g in reply.grants])
@@ -1046,3 +1058,53 @@ def test_sub_1_effect_1_a_str_subclass_dependency_is_accepted_like_a_str() -> No
     session = Session(limit=1, names=["b", "a"])
     session.send(Submit(Named("b"), (), "b"))  # accepted: a subclass as the task id is fine
     session.send(Submit("a", (Named("b"),), "a"))  # the core raises AssertionError
+
+
+# Deterministic sessions at single points of a boundary, where a random plan rarely lands.
+
+
+def test_effect_3_two_releases_from_a_hub_are_told_in_sequence_order_not_hash_order() -> None:
+    """EFFECT-3, DONE-1: a hub past `HUB_EDGES` keeps its dependents in an `immutables.Map`,
+    which iterates in hash order. Completing it releases exactly two of them, re-submitted so
+    that the one the map yields first has the larger sequence number: they must still be told
+    in sequence order (the core sorts whenever it releases more than one)."""
+    names = ["h", "z", *(f"d{k}" for k in range(HUB_EDGES + 8))]
+    session = Session(limit=1, names=names)
+    session.send(Submit("h", (), "h"))
+    session.send(Submit("z", (), "z"))
+    for name in names[2:]:
+        session.send(Submit(name, ("h", "z"), name))
+    session.send(Start())
+    edges = hub_edges(session.state)
+    assert isinstance(edges, immutables.Map)
+    # Two dependents, in the order the map yields them; each index's task is read back.
+    indexes = list(edges)[:2]
+    first, second = (session.state.versions[i][NAME] for i in indexes)
+    session.send(Submit(second, ("h",), "second"))
+    session.send(Submit(first, ("h",), "first"))  # the larger sequence number
+    assert list(hub_edges(session.state))[:2] == indexes
+    assert session.seq(first) > session.seq(second)
+    session.send(Claim(1))  # h
+    effects = session.send(Complete("h", 1))
+    released = [e.task_id for e in effects[1:] if str(e.target) == "ready"]
+    assert released == [second, first]
+
+
+def test_claim_3_a_new_level_of_the_ready_index_over_an_empty_first_word() -> None:
+    """CLAIM-3: the 65th sequence number gives the ready index a second level, whose first bit
+    summarises the first leaf word. With none of the first 64 versions ready (each waits on
+    `x`, not yet submitted), that bit must be clear; the claim after `x` is submitted must
+    take the 65th version and `x`, in sequence order."""
+    names = ["x", *(f"t{k}" for k in range(WORD_BITS + 1))]
+    session = Session(limit=2, names=names)
+    for name in names[1:-1]:
+        session.send(Submit(name, ("x",), name))
+    assert len(session.state.ready) == 1 and session.state.ready[0][0] == 0
+    session.send(Submit(names[-1], (), "last"))  # sequence number 64: a second level
+    check_ready_levels(session.state)
+    assert len(session.state.ready) == 2
+    session.send(Submit("x", (), "x"))
+    session.send(Start())
+    effects = session.send(Claim(2))
+    assert isinstance(effects[0], fx.Claimed)
+    assert [g.task_id for g in effects[0].grants] == [names[-1], "x"]

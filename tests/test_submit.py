@@ -377,6 +377,19 @@ def test_sub_9_after_start_a_brand_new_id_is_rejected() -> None:
     assert core(sched) is before
 
 
+def test_sub_9_an_id_only_ever_named_as_a_dependency_is_brand_new_after_start() -> None:
+    """SUB-9: an id once named as a dependency but never submitted is brand-new after start
+    (start needs every dependency submitted, so its dependent was re-submitted without it)."""
+    sched = build(1, [("a", ("x",))], start=False)
+    sched.submit("a", (), noop)  # x is named by nothing any more
+    sched.start()
+    before = core(sched)
+    with pytest.raises(GraphClosedError) as caught:
+        sched.submit("x", (), noop)
+    assert caught.value.rejection == fx.GraphClosed("x")
+    assert core(sched) is before
+
+
 def test_sub_9_after_start_a_resubmission_naming_unknown_ids_is_rejected() -> None:
     sched = build(1, [("a", ()), ("b", ())])
     before = core(sched)
