@@ -434,12 +434,23 @@ def test_a_change_of_tests_keeps_the_explorers_verdicts_and_tests_its_survivors_
     assert journal.baseline.tests_reach is None
     head = json.loads(path.read_text().splitlines()[0])
     assert head == {"key": key, "tests": "B"}
+    # The test that killed a survivor runs first when it is tested again. Here the first run's
+    # killer is the first test of the file anyway: a later one is put in its place, to see it
+    # moved to the front.
+    killed_by = first.results[1].tests and first.results[1].tests.check
+    assert journal.first_test(by_id(COMPLETE_RAISES)) == killed_by
+    later = "tests/test_done.py::test_done_4_duplicate_and_conflicting_callbacks_answer_"
+    later += "already_terminal"
+    assert later != killed_by
+    journal._explored[COMPLETE_RAISES]["killer"] = later
     again = mutscore.run(chosen, options, journal=journal)
     [queue] = queues
     kinds = [(job.kind, job.mutant and job.mutant.id) for job in queue]
     assert kinds == [("tests", None), ("tests", COMPLETE_RAISES)]
+    assert next(a for a in queue[1].selection if a.startswith("tests/")) == later
     assert [r.explorer for r in again.results] == [r.explorer for r in first.results]
     assert again.results[1].tests is not None and again.results[1].tests.status == KILLED
+    assert again.results[1].tests.check == later
     # Read back under the same keys, everything is journaled.
     assert mutscore.Journal(path, key, lines, "B").journaled == 2
     # Another explorer key starts afresh.
@@ -495,7 +506,7 @@ def test_the_journal_key_covers_what_judges_a_mutant_and_nothing_else() -> None:
         assert f"{package}explore/mutscore.py" not in found
         assert f"{package}conformance/fuzz.py" not in found and "tests/test_start.py" not in found
     # The selection is in the tests key only.
-    other = Options(tests=("tests/test_submit.py",))
+    other = Options(tests=("tests/test_submit.py",), jobs=2)
     assert mutscore.journal_key(other) == mutscore.journal_key(options)
     assert mutscore.tests_key(other) != mutscore.tests_key(options)
 

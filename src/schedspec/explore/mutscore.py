@@ -1232,6 +1232,8 @@ class Journal:
                     "explored": name,
                     "description": entry["description"],
                     "explorer": entry["explorer"],
+                    # The test that killed it, run first next time (`first_test`).
+                    "killer": (entry.get("tests") or {}).get("check", ""),
                 }
         entries: list[dict[str, Any]] = [{"key": self.key, "tests": self.tests}]
         if self.baseline is not None:
@@ -1311,16 +1313,21 @@ class Journal:
             return None
         return Outcome(**entry["explorer"])
 
+    def first_test(self, mutant: Mutant) -> str:
+        """The test that killed `mutant` before the tests changed, or "": the likeliest to kill
+        it again, so run first (a killed mutant's tests stop at the first failure)."""
+        return str(self._explored.get(mutant.id, {}).get("killer", ""))
+
     @property
     def journaled(self) -> int:
         return len(self._results)
 
 
 def journal_key(options: Options) -> str:
-    """A digest of what the explorer's verdicts depend on: the options but the tests selection,
-    the scopes, and every source file the explorer imports (`judging_sources`), each by its
-    code alone (`_code_digest`), so that a docstring or a comment keeps the results."""
-    explorer = replace(options, tests=None)
+    """A digest of what the explorer's verdicts depend on: the options but the tests selection
+    and the jobs, the scopes, and every source file the explorer imports (`judging_sources`),
+    each by its code alone (`_code_digest`), so that a docstring or a comment keeps them."""
+    explorer = replace(options, tests=None, jobs=1)  # how many at a time changes no verdict
     return _digest(
         repr(explorer), [*judging_sources(explorer), *sorted((ROOT / "models").glob("*.toml"))]
     )
@@ -1520,6 +1527,9 @@ def run(
                 return []
             job = tests_job(mutant)
             if tests is not None:
+                first = journal.first_test(mutant) if journal is not None else ""
+                if first in tests:
+                    tests = [first, *(t for t in tests if t != first)]
                 job.selection = (*_selection_flags(options.tests), *tests)
             return [job]
 
