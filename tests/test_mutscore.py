@@ -433,7 +433,7 @@ def test_a_change_of_tests_keeps_the_explorers_verdicts_and_tests_its_survivors_
     assert journal.resumed and journal.journaled == 1 and journal.baseline is not None
     assert journal.baseline.tests_reach is None
     head = json.loads(path.read_text().splitlines()[0])
-    assert head == {"key": key, "tests": "B"}
+    assert head == {"key": key, "tests": "B", "files": {}}
     # The test that killed a survivor runs first when it is tested again. Here the first run's
     # killer is the first test of the file anyway: a later one is put in its place, to see it
     # moved to the front.
@@ -455,6 +455,33 @@ def test_a_change_of_tests_keeps_the_explorers_verdicts_and_tests_its_survivors_
     assert mutscore.Journal(path, key, lines, "B").journaled == 2
     # Another explorer key starts afresh.
     assert not mutscore.Journal(path, key + "-other", lines, "B").resumed
+
+
+def test_a_kill_stands_while_the_test_file_that_made_it_is_unchanged(tmp_path: Path) -> None:
+    """When the tests change, a kill by a test whose file (with all it imports) is unchanged
+    is kept: that test fails on that mutant again. A kill by a changed file is tested again,
+    that test first."""
+    path = tmp_path / "journal.jsonl"
+    selection = ("tests/test_done.py", "-x", "-q", "-p", "no:cacheprovider")
+    options = Options(("capacity-zero", "cycle"), 1, selection)
+    chosen = [by_id(STEP_RAISES), by_id(COMPLETE_RAISES)]
+    key, lines = mutscore.journal_key(options), mutscore.lines_key()
+    files = {"tests/test_done.py": "done-1", "tests/test_other.py": "other-1"}
+    first = mutscore.run(chosen, options, journal=mutscore.Journal(path, key, lines, "A", files))
+    assert [r.column for r in first.results] == ["explorer", "tests"]
+    killer = first.results[1].tests and first.results[1].tests.check
+    assert killer and killer.startswith("tests/test_done.py::")
+    # Another file changed: both verdicts stand, and the header holds the new keys.
+    other = {**files, "tests/test_other.py": "other-2"}
+    assert mutscore.Journal(path, key, lines, "B", other).journaled == 2
+    head = json.loads(path.read_text().splitlines()[0])
+    assert head == {"key": key, "tests": "B", "files": other}
+    # The killer's file changed: that kill is to be tested again, its killer first.
+    changed = {**other, "tests/test_done.py": "done-2"}
+    journal = mutscore.Journal(path, key, lines, "C", changed)
+    assert journal.journaled == 1 and journal.first_test(by_id(COMPLETE_RAISES)) == killer
+    # The same tests, their files now recorded: nothing is lost.
+    assert mutscore.Journal(path, key, lines, "C", changed).journaled == 1
 
 
 def test_replay_verdicts_are_journaled_scope_by_scope(

@@ -1184,16 +1184,26 @@ class Journal:
     `key` (`journal_key`) says what the explorer's verdicts depend on: the code. `tests`
     (`tests_key`) says what the tests column depends on: the selection and the tests' code. A
     journal of another `key` is started afresh; one of other `tests` keeps every explorer
-    verdict and forgets the tests column: the survivors of the explorer are tested again, after
-    the unmutated selection is measured again (the file is rewritten so). `lines`
+    verdict and, of the tests column, only the kills by a test whose file is unchanged, with
+    all it imports (`files`, `test_file_keys`: a test that failed on a mutant fails again);
+    the other survivors of the explorer are tested again, after the unmutated selection is
+    measured again (the file is rewritten so). `lines`
     (`lines_key`) says where the mutated files' lines are, on which the baseline's coverage
     depends: a baseline of other lines is kept only to report (`baseline_current` is then
     False), and is measured again before any mutant that is left is judged."""
 
-    def __init__(self, path: Path, key: str, lines: str = "", tests: str = "") -> None:
+    def __init__(
+        self,
+        path: Path,
+        key: str,
+        lines: str = "",
+        tests: str = "",
+        files: dict[str, str] | None = None,
+    ) -> None:
         self.path = path
         self.key = key
         self.tests = tests
+        self.files = files or {}
         self.lines = lines
         self.baseline: Baseline | None = None
         self.baseline_current = False
@@ -1204,7 +1214,7 @@ class Journal:
         head = json.loads(text[0]) if text else {}
         self.resumed = head.get("key") == key
         if not self.resumed:
-            path.write_text(json.dumps({"key": key, "tests": tests}) + "\n")
+            self._rewrite()
             return
         for line in text[1:]:
             try:
@@ -1221,11 +1231,23 @@ class Journal:
             elif "explored" in entry:
                 self._explored[entry["explored"]] = entry
         if head.get("tests") != tests:
-            self._retest()
+            self._retest(head.get("files", {}))
+        elif head.get("files") != self.files:
+            self._rewrite()  # the same tests: their files are the ones the verdicts were of
 
-    def _retest(self) -> None:
-        """Forget the tests column, keep the explorer's: rewrite the journal so."""
+    def _retest(self, before: dict[str, str]) -> None:
+        """Forget the tests column but the kills by unchanged test files, keep the explorer's:
+        rewrite the journal so."""
         for name, entry in list(self._results.items()):
+            tests = entry.get("tests") or {}
+            killer = tests.get("check", "").partition("::")[0]
+            kept = before.get(killer)
+            if (
+                tests.get("status") == KILLED
+                and kept is not None
+                and kept == self.files.get(killer)
+            ):
+                continue
             if entry["explorer"]["status"] == SURVIVED:
                 del self._results[name]
                 self._explored[name] = {
@@ -1235,7 +1257,6 @@ class Journal:
                     # The test that killed it, run first next time (`first_test`).
                     "killer": (entry.get("tests") or {}).get("check", ""),
                 }
-        entries: list[dict[str, Any]] = [{"key": self.key, "tests": self.tests}]
         if self.baseline is not None:
             self.baseline = replace(
                 self.baseline,
@@ -1244,6 +1265,14 @@ class Journal:
                 tests_order=[],
                 tests_reach=None,
             )
+        self._rewrite()
+
+    def _rewrite(self) -> None:
+        """Write the journal anew: the keys, then what is kept of it."""
+        entries: list[dict[str, Any]] = [
+            {"key": self.key, "tests": self.tests, "files": self.files}
+        ]
+        if self.baseline is not None:
             lines = self.lines if self.baseline_current else ""
             entries.append({"baseline": asdict(self.baseline), "lines": lines})
         # A replay only serves a mutant whose explorer verdict is still to come.
@@ -1340,6 +1369,20 @@ def tests_key(options: Options) -> str:
     if options.tests is None:
         return ""
     return _digest(repr(options.tests), judging_sources(options, explorer=False))
+
+
+def test_file_keys(options: Options) -> dict[str, str]:
+    """For each test file of the selection, a digest of its code and of all it imports (as
+    `tests_key` digests the whole selection): a kill by one of its tests stands while its key
+    does (`Journal`)."""
+    if options.tests is None:
+        return {}
+    named = [a for a in options.tests if a.endswith(".py")]
+    paths = named or [str(p.relative_to(ROOT)) for p in sorted((ROOT / "tests").glob("test_*.py"))]
+    return {
+        path: _digest(path, judging_sources(replace(options, tests=(path,)), explorer=False))
+        for path in paths
+    }
 
 
 def _digest(text: str, paths: Sequence[Path]) -> str:
@@ -1900,7 +1943,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     journal = None
     if args.journal is not None:
-        journal = Journal(args.journal, journal_key(options), lines_key(), tests_key(options))
+        journal = Journal(
+            args.journal,
+            journal_key(options),
+            lines_key(),
+            tests_key(options),
+            test_file_keys(options),
+        )
     base = None
     if journal is not None:
         # A baseline of other lines serves a journal that decided every mutant, to report.
