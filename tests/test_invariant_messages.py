@@ -25,10 +25,11 @@ from schedspec.core import (
     Start,
     State,
     Submit,
+    SubmitBatch,
     step,
 )
 from schedspec.core import invariants as inv
-from schedspec.core.effects import Claimed, Grant, Submitted, Transitioned
+from schedspec.core.effects import Claimed, Effect, Grant, Submitted, Transitioned
 from schedspec.core.state import (
     ABSENT,
     CANCEL_REQUESTED,
@@ -90,6 +91,12 @@ def _dropped_from_index(s: State) -> State:
 
 def _seventy_ready() -> State:
     return built(1, [*(Submit(f"t{k}", ()) for k in range(70)), Start()])
+
+
+def _seventy_one_running_sixty_nine_ready() -> State:
+    """70 tasks, t0 claimed: fewer ready versions than sequence numbers, so a walk of the ready
+    index for all of them reads every word the summary points to (none is left unread)."""
+    return built(1, [*(Submit(f"t{k}", ()) for k in range(70)), Start(), Claim()])
 
 
 def _ready_past_the_first_middle_word() -> State:
