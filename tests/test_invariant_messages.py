@@ -25,10 +25,11 @@ from schedspec.core import (
     Start,
     State,
     Submit,
+    SubmitBatch,
     step,
 )
 from schedspec.core import invariants as inv
-from schedspec.core.effects import Claimed, Grant, Submitted, Transitioned
+from schedspec.core.effects import Claimed, Effect, Grant, Submitted, Transitioned
 from schedspec.core.state import (
     ABSENT,
     CANCEL_REQUESTED,
@@ -90,6 +91,12 @@ def _dropped_from_index(s: State) -> State:
 
 def _seventy_ready() -> State:
     return built(1, [*(Submit(f"t{k}", ()) for k in range(70)), Start()])
+
+
+def _seventy_one_running_sixty_nine_ready() -> State:
+    """70 tasks, t0 claimed: fewer ready versions than sequence numbers, so a walk of the ready
+    index for all of them reads every word the summary points to (none is left unread)."""
+    return built(1, [*(Submit(f"t{k}", ()) for k in range(70)), Start(), Claim()])
 
 
 def _ready_past_the_first_middle_word() -> State:
@@ -160,6 +167,17 @@ STATE_CASES: list[tuple[str, Callable[[State], list[str]], Callable[[], State], 
             f"ready index {list(range(64))}, ready versions {list(range(70))}",
             "ready index level 1 bit 1 disagrees",
         ],
+    ),
+    (
+        # Leaf words 0 and 1 exist; a summary bit for word 2 points past them. The walk of the
+        # index reads that word as empty (it holds nothing ready), and only the summary check
+        # reports it: neither raises.
+        "a summary bit past the last leaf word",
+        inv.ReadyIndexMatches,
+        lambda: (lambda s: replace(s, ready=(s.ready[0], s.ready[1].set(0, 0b111))))(
+            _seventy_one_running_sixty_nine_ready()
+        ),
+        ["ready index level 1 bit 2 disagrees"],
     ),
     (
         "a blocked version whose cause is not a Cause",
@@ -471,4 +489,113 @@ def test_a_step_that_lost_every_effect_is_reported_not_raised() -> None:
     after, _ = step(before, Fail("a", 1))
     assert inv.check_transition(before, after, (), Fail("a", 1)) == [
         "EveryChangeNotified: 'a' changed (1, 2) -> (1, 4) without a notification"
+    ]
+
+
+def _b_blocked_by_cancelling_a() -> tuple[State, State, tuple[Effect, ...]]:
+    """a ready and b pending on it, then `cancel(a)`: a cancelled, b blocked by the walk."""
+    before = built(1, [Submit("a", ()), Submit("b", ("a",)), Start()])
+    after, effects = step(before, Cancel("a"))
+    return before, after, effects
+
+
+def test_blocked_by_picked_cause_names_a_blocked_task_the_index_does_not_hold() -> None:
+    """BLOCK-2: a block notified for a task never submitted records no cause at all; it is
+    reported with the cause None against the one the rule picks, not raised on."""
+    before, after, effects = _b_blocked_by_cancelling_a()
+    ghost = Transitioned(0, "z", 1, TaskState.PENDING, TaskState.BLOCKED)  # type: ignore[arg-type]
+    assert inv.BlockedByPickedCause(before, after, (*effects, ghost), Cancel("a")) == [
+        "'z' blocked with cause None, the rule picks"
+        " Cause(task_id='a', generation=1, state=<TaskState.CANCELLED: 'cancelled'>)"
+    ]
+
+
+def test_blocked_by_picked_cause_picks_no_cause_on_a_step_that_changed_nothing() -> None:
+    """BLOCK-2: the rule picks its cause from the version the step made unsuccessful, read in
+    the state after the step. A step that returned the very state it was given made none: its
+    `a` is still ready, which no cause can name, so the check picks nothing and reports
+    nothing, whatever the effects claim."""
+    before, _, effects = _b_blocked_by_cancelling_a()
+    assert inv.BlockedByPickedCause(before, before, effects, Cancel("a")) == []
+
+
+def _y_blocked_by_replacing_x() -> tuple[State, Submit]:
+    """x succeeded and z running, y pending on both; then x is submitted again behind the
+    failed f: the new x is blocked at submission, and the walk from it blocks y."""
+    before = built(
+        3,
+        [
+            Submit("f", ()),
+            Submit("x", ()),
+            Submit("z", ()),
+            Submit("y", ("x", "z")),
+            Start(),
+            Claim(),
+            Fail("f", 1),
+            Complete("x", 1),
+        ],
+    )
+    return before, Submit("x", ("f",))
+
+
+def test_block_walk_exact_judges_the_walk_of_a_single_submission() -> None:
+    """BLOCK-1: the walk from the blocked new x reaches exactly y."""
+    before, submit = _y_blocked_by_replacing_x()
+    after, effects = step(before, submit)
+    assert [e.task_id for e in effects if isinstance(e, Transitioned) and e.source is not None] == [
+        "y"
+    ]
+    assert inv.BlockWalkExact(before, after, effects, submit) == []
+
+
+def test_block_walk_exact_leaves_batches_and_unknown_events_alone() -> None:
+    """BLOCK-1, EFFECT-4: the same submission in a batch blocks y too, but a batch's blocks are
+    its members' walks, each in turn, which the check does not redo: it reports nothing. Given
+    no event, it cannot know where the walk starts, and reports nothing either (so a caller
+    that knows the event must give it: `check_transition`)."""
+    before, submit = _y_blocked_by_replacing_x()
+    batch = SubmitBatch((submit,))
+    after, effects = step(before, batch)
+    assert [e.task_id for e in effects if isinstance(e, Transitioned) and e.source is not None] == [
+        "y"
+    ]
+    assert inv.BlockWalkExact(before, after, effects, batch) == []
+    after, effects = step(before, submit)
+    assert inv.BlockWalkExact(before, after, effects, None) == []
+
+
+def test_notified_in_seq_order_leaves_a_completion_batch_in_its_own_order() -> None:
+    """EFFECT-3, EFFECT-4: a batch means its members in sequence, so completing b then a
+    releases y (sequence 3, on b) before x (sequence 2, on a). That is the batch's order, not a
+    breach of EFFECT-3, which orders what one step releases together."""
+    before = built(
+        2,
+        [
+            Submit("a", ()),
+            Submit("b", ()),
+            Submit("x", ("a",)),
+            Submit("y", ("b",)),
+            Start(),
+            Claim(),
+        ],
+    )
+    batch = CompleteBatch((Complete("b", 1), Complete("a", 1)))
+    after, effects = step(before, batch)
+    released = [
+        e.task_id for e in effects if isinstance(e, Transitioned) and e.target is TaskState.READY
+    ]
+    assert released == ["y", "x"]
+    assert inv.NotifiedInSeqOrder(before, after, effects, batch) == []
+
+
+def test_notified_in_seq_order_shows_a_task_the_index_does_not_hold_as_minus_one() -> None:
+    """EFFECT-3: a's completion releases b and c (sequence 1 and 2), told in order; a release
+    notified after them for a task never submitted has no sequence number, shown as -1, and
+    breaks the order."""
+    before = built(2, [*DIAMOND, Start(), Claim()])
+    after, effects = step(before, Complete("a", 1))
+    ghost = Transitioned(0, "z", 1, TaskState.PENDING, TaskState.READY)  # type: ignore[arg-type]
+    assert inv.NotifiedInSeqOrder(before, after, effects, Complete("a", 1)) == []
+    assert inv.NotifiedInSeqOrder(before, after, (*effects, ghost), Complete("a", 1)) == [
+        "ready notified in sequence order [1, 2, -1]"
     ]

@@ -301,6 +301,15 @@ def test_phase_2_max_concurrency_must_be_an_int_at_least_zero(value: object, mes
     assert str(caught.value) == message
 
 
+@pytest.mark.parametrize("value", [True, False, -1, 1.5, "2", None])
+def test_phase_2_the_core_is_never_built_with_a_limit_the_shell_refuses(value: object) -> None:
+    """PHASE-2 in the core: `initial_state` is given only a limit the shell has checked (an int,
+    not a bool, >= 0); any value the shell refuses above fails its assertion instead of making
+    a scheduler."""
+    with pytest.raises(AssertionError):
+        initial_state(value)  # type: ignore[arg-type]
+
+
 def test_phase_2_max_concurrency_is_fixed_and_never_raised() -> None:
     sched = build(0, [("a", ())])
     assert sched.max_concurrency == 0
