@@ -4,8 +4,9 @@
 found on every run or on none, and CI never turns red by chance. `make test-slow` runs the same
 tests again under the `broad` profile (random, and 1,000 examples where a test sets no count of
 its own) beside the slow ones: the
-wide search, where a new failure is a lead to pin down as a deterministic test. The profile is
-chosen by `SCHEDSPEC_HYPOTHESIS_PROFILE`.
+wide search, where a new failure is a lead to pin down as a deterministic test. `make mutation`
+runs them under `mutation`, which does not shrink a failure. The profile is chosen by
+`SCHEDSPEC_HYPOTHESIS_PROFILE`.
 """
 
 from __future__ import annotations
@@ -13,10 +14,17 @@ from __future__ import annotations
 import os
 
 import pytest
-from hypothesis import settings
+from hypothesis import Phase, settings
 
 settings.register_profile("deterministic", derandomize=True, deadline=None, print_blob=True)
 settings.register_profile("broad", max_examples=1_000, deadline=None, print_blob=True)
+# `make mutation`'s (schedspec.explore.mutscore): as deterministic, but a failure is not shrunk.
+settings.register_profile(
+    "mutation",
+    derandomize=True,
+    deadline=None,
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+)
 settings.load_profile(os.environ.get("SCHEDSPEC_HYPOTHESIS_PROFILE", "deterministic"))
 
 

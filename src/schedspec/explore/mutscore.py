@@ -732,6 +732,10 @@ def _tests_child(
     import pytest
 
     os.chdir(ROOT)
+    # The suite's Hypothesis profile for mutants (tests/conftest.py): derandomised as in
+    # `make test`, but a failing example is not shrunk. Shrinking changes no verdict (the test
+    # fails either way) and cost minutes per mutant that a Hypothesis test kills.
+    os.environ.setdefault("SCHEDSPEC_HYPOTHESIS_PROFILE", "mutation")
     failures = _Failures()
     plugins: list[object] = [failures]
     if measured is not None:
