@@ -78,9 +78,11 @@ their code without docstrings. The explorer's key (`journal_key`) covers the opt
 scopes and every module the explorer imports (`judging_sources`); a journal with another one is
 started afresh, so a verdict is never reused for code that has changed since. The tests' key
 (`tests_key`) covers the selection, its test files and what they import; a journal with
-another one keeps every verdict of the explorer and tests its survivors again, so that a new
-test costs the tests of the survivors, not the explorations. The unmutated run is reused
-only while the mutated files' lines are the same (`lines_key`), as its coverage names lines.
+another one keeps every verdict of the explorer, and every kill by a test file unchanged with
+all it imports (`test_file_keys`), and tests the other survivors again, each with its old
+killer first: a new test costs the tests it may change, not the explorations. The unmutated
+run is reused only while the mutated files' lines are the same (`lines_key`), as its coverage
+names lines.
 A change elsewhere keeps the journal: `make mutation` keeps its journal in
 `models/mutation/`, committed, so that a run longer than a session resumes in the next.
 
@@ -1259,7 +1261,7 @@ class Journal:
                     "description": entry["description"],
                     "explorer": entry["explorer"],
                     # The test that killed it, run first next time (`first_test`).
-                    "killer": (entry.get("tests") or {}).get("check", ""),
+                    "killer": tests.get("check", ""),
                 }
         if self.baseline is not None:
             self.baseline = replace(
