@@ -279,14 +279,28 @@ def test_verify_without_tlc_prints_the_table_and_writes_json(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "verify.json"
-    assert explore_cli.verify(["cycle", "one-slot", "--no-tlc", "--json", str(out)]) == 0
+    asked = ["capacity-zero", "cycle", "one-slot"]  # explored largest first, reported as asked
+    assert explore_cli.verify([*asked, "--no-tlc", "--json", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "cycle" in printed and "one-slot" in printed and "ok" in printed
     rows = json.loads(out.read_text())
     assert [(r["scope"], r["states"], r["reduced states"]) for r in rows] == [
+        ("capacity-zero", 37, None),
         ("cycle", 131, None),
         ("one-slot", 5_319, 899),
     ]
+
+
+def test_verify_starts_the_largest_scopes_first() -> None:
+    """`verify` starts the scopes with the most probes first, so that no long exploration is
+    left to run alone at the end: the estimate ranks them as their pinned probe counts do."""
+    default = [s for s in scope.scopes() if s.default]
+    by_estimate = sorted(default, key=explore_cli.estimated_size, reverse=True)
+    by_probes = sorted(default, key=lambda s: PINNED_PROBES[s.name], reverse=True)
+    assert {s.name for s in by_estimate[:2]} == {s.name for s in by_probes[:2]}
+    assert explore_cli.estimated_size(by_probes[-1]) == min(
+        map(explore_cli.estimated_size, default)
+    )
 
 
 @needs_tlc

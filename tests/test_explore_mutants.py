@@ -19,7 +19,6 @@ from schedspec.conformance.corpus import load_vector
 from schedspec.conformance.reference import ReferenceImplementation
 from schedspec.conformance.runner import run_vector
 from schedspec.explore import mutants, scope, search, trace
-from schedspec.explore.cli import save_traces
 
 MUTANTS = mutants.mutants()
 # Length of the shortest counterexample of each mutant. Change only on purpose.
@@ -94,7 +93,7 @@ def test_a_counterexample_is_written_replayed_and_reproduced_only_on_the_broken_
     violation = result.violation
     assert violation is not None
     s = scope.find(mutant.scope)
-    json_path, itf_path, vector_path = save_traces(s, violation, tmp_path)
+    json_path, itf_path, vector_path = trace.save_traces(s, violation, tmp_path)
     stored = json.loads(json_path.read_text())
     assert stored["check"] == mutant.breaks and len(stored["steps"]) == TRACE_LENGTH[name]
     broken = trace.replay(s, stored, mutants.mutated_step(mutant))

@@ -162,7 +162,10 @@ def run_tlc(
     """
     config = resolve_config(str(config_path))
     spec_path()
-    command_prefix = [java_path(), "-XX:+UseParallelGC"]
+    # The serial collector: with one TLC worker it costs no more time than the parallel one
+    # (measured on `stale`: 22.3 s against 22.8 s, the same CPU), and it keeps the heap small
+    # (318 MB peak against 2.1 GB), which `verify` needs beside two explorers.
+    command_prefix = [java_path(), "-XX:+UseSerialGC"]
     jar = jar_path()
     with tempfile.TemporaryDirectory(prefix="schedspec-tlc-") as scratch:
         command = [

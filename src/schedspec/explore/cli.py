@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
-import re
 import time
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
@@ -66,37 +65,6 @@ def _live(console: Console, label: str) -> Iterator[search.Progress]:
         yield report
 
 
-def save_traces(scope: Scope, violation: search.Violation, directory: Path) -> list[Path]:
-    """Write a counterexample as a replayable trace (`schedspec-trace/1`), as ITF, and, where
-    its moves have a protocol form, as a conformance vector: the same requests with the
-    reference's replies and a `query_all` after each, which any implementation can be run on
-    (`schedspec conform --vectors DIR`). A broken core's trace so becomes a vector the real
-    core answers rightly; a divergence of the real core itself gives one to review."""
-    directory.mkdir(parents=True, exist_ok=True)
-    stem = directory / f"{scope.name}-{violation.check}"
-    json_path, itf_path = stem.with_suffix(".json"), stem.with_suffix(".itf.json")
-    json_path.write_text(json.dumps(trace.to_json(scope, violation), indent=1) + "\n")
-    itf_path.write_text(json.dumps(trace.to_itf(scope, violation), indent=1) + "\n")
-    written = [json_path, itf_path]
-    from ..conformance.corpus import generate_vector
-    from ..conformance.explored import exercised_clauses
-    from ..conformance.scenario import from_events
-    from ..conformance.translate import requests_for_events
-
-    check = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "-", violation.check).lower()
-    name = re.sub(r"[^a-z0-9-]", "-", f"{scope.name}-{check}")
-    story = f"{violation.check} on scope {scope.name}: {violation.message}"[:400]
-    events = [s.move.event for s in violation.trace]
-    try:
-        clauses = exercised_clauses(list(requests_for_events(events)), scope.limit)
-        scenario = from_events(name, story, clauses, scope.limit, events, "explorer")
-    except ValueError:  # a move with no protocol form (a probe's non-tuple deps, say)
-        return written
-    vector_path = directory / f"{scope.name}-{violation.check}.vector.json"
-    vector_path.write_text(generate_vector(scenario).dumps())
-    return [*written, vector_path]
-
-
 def verify(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="schedspec verify", description=__doc__.split("\n")[0])
     parser.add_argument("scopes", nargs="*", help="scopes of models/ (default: the default ones)")
@@ -125,18 +93,18 @@ def verify(argv: list[str]) -> int:
     started = time.monotonic()
     # The scopes are explored two at a time, in processes of their own, and TLC runs beside
     # them, one scope after another on one worker: the machine's two cores stay busy, and each
-    # comparison waits only for its own two runs. The workers are spawned, not forked: a fork
-    # while the TLC thread runs a subprocess can leave a child waiting forever on a lock.
+    # comparison waits only for its own two runs. The largest scopes go first (`estimated_size`),
+    # so that no large one is left to run alone at the end. The workers are spawned, not forked:
+    # a fork while the TLC thread runs a subprocess can leave a child waiting forever on a lock.
+    order = sorted(selected, key=estimated_size, reverse=True)
     explorers = ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("spawn"))
-    explorations = {scope.name: explorers.submit(_explore, scope, use_tlc) for scope in selected}
+    explorations = {scope.name: explorers.submit(_explore, scope, use_tlc) for scope in order}
     tlc_pool = ThreadPoolExecutor(max_workers=1)
     runs = {
-        scope.name: tlc_pool.submit(agree.timed_tlc_graph, scope, 1)
-        for scope in selected
-        if use_tlc
+        scope.name: tlc_pool.submit(agree.timed_tlc_graph, scope, 1) for scope in order if use_tlc
     }
     reached: set[str] = set()
-    for scope in selected:
+    for scope in order:
         with console.status(f"explore {scope.name} (two scopes at a time)"):
             explored, reduced = explorations[scope.name].result()
         reached |= explored.situations
@@ -150,7 +118,7 @@ def verify(argv: list[str]) -> int:
             if result is not None and result.violation is not None:
                 failed = True
                 trace.print_violation(console, scope, result.violation)
-                for path in save_traces(scope, result.violation, args.traces):
+                for path in trace.save_traces(scope, result.violation, args.traces):
                     console.print(f"  written: {path}")
         if agreement is not None and not agreement.agrees:
             failed = True
@@ -160,6 +128,8 @@ def verify(argv: list[str]) -> int:
     tlc_pool.shutdown(cancel_futures=True)
     explorers.shutdown(cancel_futures=True)
     seconds = time.monotonic() - started
+    asked = {scope.name: position for position, scope in enumerate(selected)}
+    rows.sort(key=lambda row: asked[str(row["scope"])])
     _print_table(console, rows, use_tlc)
     console.print(f"{len(rows)} scopes in {seconds:.1f} s")
     missing = [s for s in REQUIRED if s not in reached]
@@ -175,6 +145,17 @@ def verify(argv: list[str]) -> int:
     if args.markdown is not None:
         args.markdown.write_text(_markdown(rows, use_tlc, seconds))
     return 1 if failed else 0
+
+
+def estimated_size(scope: Scope) -> int:
+    """A rough measure of a scope's state space, to start the largest explorations first: the
+    ways each task can be submitted (its dependency choices times its generations, or not yet),
+    multiplied over the tasks, times the slots and the workers. It orders the work only; a
+    wrong estimate costs time, never a verdict."""
+    size = max(scope.limit, 1) * len(scope.workers)
+    for task in scope.tasks:
+        size *= len(scope.dep_choices[task]) * scope.max_gen[task] + 1
+    return size
 
 
 def _explore(scope: Scope, keep: bool) -> tuple[search.Result, search.Result | None]:
@@ -305,7 +286,7 @@ def explore(argv: list[str]) -> int:
             console.print(f"  {mark} {situation}", markup=False, highlight=False)
     if result.violation is not None:
         trace.print_violation(console, scope, result.violation)
-        for path in save_traces(scope, result.violation, args.traces):
+        for path in trace.save_traces(scope, result.violation, args.traces):
             console.print(f"  written: {path}")
         return 1
     return 0 if result.complete else 3

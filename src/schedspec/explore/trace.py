@@ -1,4 +1,4 @@
-"""Counterexamples: printed step by step, written as replayable JSON and as ITF.
+"""Counterexamples: printed step by step, written as replayable JSON, as ITF and as a vector.
 
 A trace is the list of moves from the initial node to the violation (`search.Violation`).
 
@@ -14,6 +14,9 @@ A trace is the list of moves from the initial node to the violation (`search.Vio
 
 from __future__ import annotations
 
+import json
+import re
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -230,3 +233,34 @@ def to_itf(scope: Scope, violation: Violation) -> dict[str, Any]:
         "vars": ["phase", "gen", "cur", "deps", "remaining", "seq", "cause", "claims", "cancelReq"],
         "states": states,
     }
+
+
+def save_traces(scope: Scope, violation: Violation, directory: Path) -> list[Path]:
+    """Write a counterexample as a replayable trace (`schedspec-trace/1`), as ITF, and, where
+    its moves have a protocol form, as a conformance vector: the same requests with the
+    reference's replies and a `query_all` after each, which any implementation can be run on
+    (`schedspec conform --vectors DIR`). A broken core's trace so becomes a vector the real
+    core answers rightly; a divergence of the real core itself gives one to review."""
+    directory.mkdir(parents=True, exist_ok=True)
+    stem = directory / f"{scope.name}-{violation.check}"
+    json_path, itf_path = stem.with_suffix(".json"), stem.with_suffix(".itf.json")
+    json_path.write_text(json.dumps(to_json(scope, violation), indent=1) + "\n")
+    itf_path.write_text(json.dumps(to_itf(scope, violation), indent=1) + "\n")
+    written = [json_path, itf_path]
+    from ..conformance.corpus import generate_vector
+    from ..conformance.explored import exercised_clauses
+    from ..conformance.scenario import from_events
+    from ..conformance.translate import requests_for_events
+
+    check = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "-", violation.check).lower()
+    name = re.sub(r"[^a-z0-9-]", "-", f"{scope.name}-{check}")
+    story = f"{violation.check} on scope {scope.name}: {violation.message}"[:400]
+    events = [s.move.event for s in violation.trace]
+    try:
+        clauses = exercised_clauses(list(requests_for_events(events)), scope.limit)
+        scenario = from_events(name, story, clauses, scope.limit, events, "explorer")
+    except ValueError:  # a move with no protocol form (a probe's non-tuple deps, say)
+        return written
+    vector_path = directory / f"{scope.name}-{violation.check}.vector.json"
+    vector_path.write_text(generate_vector(scenario).dumps())
+    return [*written, vector_path]
