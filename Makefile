@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
 .PHONY: run test lint typecheck pytest test-js diff-js test-slow tlc-full verify-all bench clean \
-	check-java check-node vectors mutation mutation-sample docs
+	check-java check-node vectors mutation mutation-sample fuzz-seeds docs
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -80,6 +80,12 @@ MUTATION_ARGS := --jobs 2 --tests-selection "$(MUTATION_TESTS) -m 'not slow' -x 
 mutation: $(STAMP)
 	$(PY) -m schedspec.explore.mutscore $(MUTATION_ARGS) --journal models/mutation/journal.jsonl \
 		--json mutation.json --markdown mutation.md
+
+# How many of seeds 0-19 of the differential fuzzing find each mutant of the core (issue 11,
+# section 3): every one not listed as equivalent or unobservable; journaled and resumable.
+fuzz-seeds: $(STAMP)
+	$(PY) benchmarks/fuzz_seeds.py --core all --journal models/mutation/fuzz-seeds.jsonl \
+		--markdown fuzz-seeds.md
 
 mutation-sample: $(STAMP)
 	$(PY) -m schedspec.explore.mutscore $(MUTATION_ARGS) --sample 40 --seed 1 \

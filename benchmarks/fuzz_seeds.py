@@ -8,8 +8,8 @@ generator (`strategies.WEIGHTS`: the uniform ops and the adversarial ones), in t
 table shows, for each, how many of the 20 seeds found the mistake and the median number of
 programs it took where found. Issue 11's target is 19 of 20 for every mistake.
 
-Usage: python benchmarks/fuzz_seeds.py [--seeds 20] [--first 0] [--only NAME ... | --core N]
-    [--sample-seed 1] [--jobs 2] [--markdown FILE]
+Usage: python benchmarks/fuzz_seeds.py [--seeds 20] [--first 0] [--only NAME ... | --core N|all]
+    [--sample-seed 1] [--journal FILE] [--jobs 2] [--markdown FILE]
 
 `--first 20` measures seeds 20-39 instead, a check that the generator was not tuned to seeds
 0-19; `--only DoubleDecrement` measures one mistake.
@@ -21,6 +21,9 @@ and unobservable mutants left out), the killable ones: those the vectors kill
 same way as the catalogue: the mutant core behind the reference, fuzzed against the plain
 implementation (`mutscore --oracle fuzz`, relaxed mode), with each seed. The sample's mutants
 that the vectors do not kill are counted apart.
+
+`--core all` measures every such mutant (`make fuzz-seeds`, about an hour on two jobs), each in
+one child running every seed, journaled (`--journal`) so that an interrupted run resumes.
 """
 
 from __future__ import annotations
@@ -94,6 +97,88 @@ def core(n: int, sample_seed: int, seeds: range, jobs: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+def every_core_mutant(seeds: range, jobs: int, journal: Path) -> str:
+    """`--core all`: every mutant of the core that is not listed as equivalent or unobservable
+    (the vectors kill each of them: `mutscore --oracle vectors`), fuzzed with each seed, one
+    child per mutant, written to `journal` as each finishes so that a run longer than a
+    session resumes where it stopped (a journal of another `mutscore.fuzz_key`, the fuzzer's
+    and the core's code, or of other seeds, is started afresh). A mutant found at fewer than
+    all but one of the seeds is then run through the vectors, to say whether a reply can show
+    it at all."""
+    import json
+
+    from schedspec.conformance import fuzz
+    from schedspec.conformance.corpus import load_corpus
+    from schedspec.explore import mutscore
+
+    listed = {
+        e.id
+        for path, table in (
+            (mutscore.EQUIVALENTS, "equivalent"),
+            (mutscore.UNOBSERVABLE, "unobservable"),
+        )
+        for e in mutscore.load_equivalents(path, table)
+    }
+    pool = [m for m in mutscore.all_mutants(("step", "graph", "state")) if m.id not in listed]
+    head = {"key": mutscore.fuzz_key(), "seeds": list(seeds)}
+    lines = journal.read_text().splitlines() if journal.exists() else []
+    done: dict[tuple[str, str], list[int | str | None] | str] = {}
+    if lines and json.loads(lines[0]) == head:
+        for line in lines[1:]:
+            entry = json.loads(line)
+            done[(entry["mutant"], entry["description"])] = entry["found"]
+    else:
+        journal.write_text(json.dumps(head) + "\n")
+    left = [m for m in pool if (m.id, m.description) not in done]
+    started = time.monotonic()
+    print(f"{len(pool)} mutants, {len(pool) - len(left)} in the journal", flush=True)
+    with journal.open("a") as out:
+        for n, (m, found) in enumerate(mutscore.fuzz_seeds(left, seeds, jobs), start=1):
+            done[(m.id, m.description)] = found
+            out.write(json.dumps({"mutant": m.id, "description": m.description, "found": found}))
+            out.write("\n")
+            out.flush()
+            if n % 20 == 0:
+                print(f"{n}/{len(left)} in {time.monotonic() - started:.0f} s", flush=True)
+    results = {m.id: done[(m.id, m.description)] for m in pool}
+
+    def hits(found: list[int | str | None] | str) -> int:
+        return len(seeds) if isinstance(found, str) else len([k for k in found if k is not None])
+
+    below = [m for m in pool if hits(results[m.id]) < len(seeds) - 1]
+    shown = dict(mutscore.oracle_column("vectors", below, load_corpus(), width=jobs))
+    spread: dict[int, int] = {}
+    for m in pool:
+        spread[hits(results[m.id])] = spread.get(hits(results[m.id]), 0) + 1
+    programs = [k for f in results.values() if isinstance(f, list) for k in f if isinstance(k, int)]
+    text = [
+        f"Every mutant of the core not listed as equivalent or unobservable: {len(pool)},"
+        f" each fuzzed with seeds {seeds[0]}-{seeds[-1]} at {fuzz.DEFAULT_EXAMPLES} programs at"
+        f" most (`python benchmarks/fuzz_seeds.py --core all --journal {journal}`).",
+        "",
+        "| seeds that find it | mutants |",
+        "|---:|---:|",
+        *(f"| {k}/{len(seeds)} | {spread[k]} |" for k in sorted(spread, reverse=True)),
+        "",
+        f"Median programs to the first divergence, over every finding seed:"
+        f" {statistics.median(programs) if programs else '-'}. A mutant that does not import"
+        " or whose child fails counts as found by every seed, as a timeout does.",
+    ]
+    if below:
+        text += [
+            "",
+            f"Below {len(seeds) - 1}/{len(seeds)}:",
+            "",
+            "| mutant | change | seeds that find it | the vectors |",
+            "|---|---|---:|---|",
+        ]
+        for m in below:
+            verdict = shown[m].status
+            change = m.description.replace("|", "\\|")
+            text.append(f"| `{m.id}` | `{change}` | {hits(results[m.id])} | {verdict} |")
+    return "\n".join(text) + "\n"
+
+
 def main() -> None:
     from schedspec.conformance import fuzz, mutants
 
@@ -103,12 +188,16 @@ def main() -> None:
     parser.add_argument("--only", nargs="+", default=None, help="these mistakes only")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--markdown", type=Path, default=None)
-    parser.add_argument("--core", type=int, default=None, help="N mutants of the core instead")
+    parser.add_argument("--core", default=None, help="N mutants of the core, or all, instead")
     parser.add_argument("--sample-seed", type=int, default=1)
+    parser.add_argument("--journal", type=Path, default=Path("fuzz-seeds.jsonl"))
     args = parser.parse_args()
     if args.core is not None:
         seeds = range(args.first, args.first + args.seeds)
-        text = core(args.core, args.sample_seed, seeds, args.jobs)
+        if args.core == "all":
+            text = every_core_mutant(seeds, args.jobs, args.journal)
+        else:
+            text = core(int(args.core), args.sample_seed, seeds, args.jobs)
         print(text)
         if args.markdown is not None:
             args.markdown.write_text(text)

@@ -47,6 +47,7 @@ from schedspec.conformance.strategies import (
     Knowledge,
     Op,
     Program,
+    cycles_with_dependents,
     fan_in_dags,
     programs,
 )
@@ -304,7 +305,8 @@ def test_some_programs_cross_the_id_tables_size_boundaries() -> None:
         prefix = program.prefix()
         tasks = {r["task"] for r in prefix if r["op"] == "submit"}
         fillers = {t for t in tasks if isinstance(t, str) and t.startswith(FILLER)}
-        assert len(tasks - fillers) <= 6 and len(fillers) in (0, program.fillers + 1)
+        fillers.discard(f"{FILLER}spacer")
+        assert len(tasks - fillers) <= 7 and len(fillers) in (0, program.fillers + 1)
         if fillers:
             assert prefix[-1] == {"op": "cancel", "task": f"{FILLER}gate", "generation": None}
         sizes.append(len(tasks))
@@ -321,6 +323,69 @@ def test_some_programs_cross_the_id_tables_size_boundaries() -> None:
         f"{FILLER}gate": "cancelled",
         **{f"{FILLER}{k}": "blocked" for k in range(12)},
     }
+
+
+def test_some_programs_start_their_graph_past_sequence_number_64() -> None:
+    """A spacer task submitted 65 times, then cancelled, before the graph: the graph's
+    versions take sequence numbers past 64 (VER-3), where the reference's ready index grows a
+    level, and the spacer takes no slot."""
+    spacers: list[int] = []
+
+    @settings(database=None, derandomize=True, max_examples=60)
+    @given(programs())
+    def draw(program: Program) -> None:
+        spacers.append(program.spacer)
+
+    draw()
+    assert 0 in spacers and 65 in spacers
+    program = Program(1, ("a",), (("a", ()),), (), 0, spacer=65)
+    prefix = program.prefix()
+    first_graph = prefix.index({"op": "submit", "task": "a", "deps": []})
+    assert len([r for r in prefix[:first_graph] if r["op"] == "submit"]) == 65
+    session = ReferenceImplementation()
+    for n, request in enumerate(prefix):
+        assert session.handle({"id": n, **request})["ok"] is True
+    snapshot = session.handle({"id": 99, "op": "query_all"})["snapshot"]
+    assert {t: (v["generation"], v["state"]) for t, v in snapshot["tasks"].items()} == {
+        f"{FILLER}spacer": (65, "cancelled"),
+        "a": (1, "ready"),
+    }
+
+
+@settings(database=None, derandomize=True, max_examples=50)
+@given(st.data())
+def test_cycles_with_dependents_put_every_other_task_behind_one_cycle(
+    data: st.DataObject,
+) -> None:
+    """START-2: a refused start names the cycle and, as unexecutable, every other task."""
+    ids = data.draw(st.lists(st.sampled_from("abcdef"), min_size=3, max_size=6, unique=True))
+    graph = data.draw(cycles_with_dependents(ids))
+    assert sorted(t for t, _ in graph) == sorted(ids)
+    session = ReferenceImplementation()
+    session.handle({"id": 0, "op": "create", "protocol": PROTOCOL, "max_concurrency": 1})
+    for n, (task, deps) in enumerate(graph, start=1):
+        session.handle({"id": n, "op": "submit", "task": task, "deps": list(deps)})
+    error = session.handle({"id": 99, "op": "start"})["error"]
+    (cycle,) = error["cycles"]
+    assert len(cycle) in (2, 3)
+    assert sorted(error["unexecutable"]) == sorted(set(ids) - set(cycle))
+
+
+def test_a_caller_fixing_its_graph_resubmits_what_a_refused_start_names() -> None:
+    """START-4: before start, `resubmit_open` re-submits, with its same dependencies, a task on
+    a cycle or behind one (here `c`, behind the cycle of `a` and `b`, and not the free `d`);
+    once started, it asks for nothing."""
+    knowledge = Knowledge(("a", "b", "c", "d"))
+    knowledge.deps = {"a": ("b",), "b": ("a",), "c": ("a",), "d": ()}
+    requests = [knowledge.request(Op("resubmit_open", (k, 0, 0))) for k in range(4)]
+    assert [(r["task"], r["deps"]) for r in requests if r] == [
+        ("a", ["b"]),
+        ("b", ["a"]),
+        ("c", ["a"]),
+        ("a", ["b"]),
+    ]
+    knowledge.phase = "started"
+    assert knowledge.request(Op("resubmit_open", (0, 0, 0))) is None
 
 
 # Robustness: whatever the implementation does, a clear verdict in bounded time.

@@ -593,3 +593,16 @@ def test_the_fuzzing_column_compares_the_mutant_core_with_the_plain_implementati
     outcome = found[1]
     assert (outcome.status, outcome.reason) == (KILLED, "fuzz")
     assert outcome.check.startswith("program ") and int(outcome.check.split()[-1]) >= 1
+
+
+def test_the_fuzzing_seed_by_seed_finds_what_the_column_finds_with_each_seed() -> None:
+    """`fuzz_seeds` runs every seed in one child (benchmarks/fuzz_seeds.py --core all): each
+    seed's count of programs is the one the fuzz column reports with that seed alone, and a
+    seed that overruns its share of the deadline is a timeout, not a pass."""
+    mutant = by_id(CLAIM_IGNORES_RUNNING)
+    ((_, found),) = list(mutscore.fuzz_seeds([mutant], (0, 3)))
+    alone = [mutscore.oracle_column("fuzz", [mutant], seed=s)[0][1].check for s in (0, 3)]
+    assert isinstance(found, list) and [f"program {k}" for k in found] == alone
+    slower = by_id("state:index_of:4")  # equivalent: the fuzzing runs its whole budget
+    ((_, found),) = list(mutscore.fuzz_seeds([slower], (0,), per_seed=0.05))
+    assert found == ["timeout"]

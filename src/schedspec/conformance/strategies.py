@@ -45,6 +45,8 @@ START_LATEST = 3
 MISSING_ID = "zz"  # named as a dependency by some graphs, never submitted by them
 FILLER = "pad-"  # the ids of filler tasks: FILLER0, FILLER1, ...
 FILLERS = (0, 0, 0, 0, 12, 20)  # how many filler tasks a program submits
+# How many times a program submits its spacer task before its graph (see `Program.prefix`).
+SPACERS = (0, 0, 0, 65)
 
 # Values an op picks from by index; index 0 is where shrinking goes, so it comes first.
 MAX_TASKS: tuple[JsonValue, ...] = (None, 1, 2, None, 3, 0)
@@ -94,13 +96,16 @@ UNIFORM: dict[str, int] = {
 # run; a pending task rewired away from a dependency that has not succeeded, to one that has
 # not either, so that the old dependency's completion must no longer count; a cancel of a
 # running version, which its worker's callback then races; a callback for a dependency of a
-# fan-in, whose outcomes then mix.
+# fan-in, whose outcomes then mix; before start, a re-submission of a task with its same
+# dependencies, as a caller fixing its graph after a refused start does (START-4), which
+# moves that task last in submission order while it keeps its place in every other order.
 ADVERSARIAL: dict[str, int] = {
     "late_waited": 6,
     "resubmit_waited": 3,
     "rewire_pending": 1,
     "cancel_running": 2,
     "finish_fan_in": 3,
+    "resubmit_open": 2,
 }
 WEIGHTS: dict[str, int] = {**ADVERSARIAL, **UNIFORM}
 KINDS = tuple(WEIGHTS)
@@ -121,6 +126,7 @@ class Program:
     ops: tuple[Op, ...]
     start_at: int | None = 0  # a `start` is sent before this op (None: only the ops start)
     fillers: int = 0  # filler tasks submitted after the graph (see `prefix`)
+    spacer: int = 0  # submissions of a spacer task before the graph (see `prefix`)
 
     def prefix(self) -> list[JsonObject]:
         """The requests sent before the ops: create, then the graph's submissions, then, in
@@ -128,15 +134,21 @@ class Program:
         cancel, which blocks them all. They take the session past the size boundaries of an
         implementation's id table (more than 8, then 16 ids: the reference's doublings), which
         3 to 5 ids never reach, and, blocked, they take no slot and no callback from the
-        graph's tasks."""
+        graph's tasks. Some programs first submit a spacer task again and again, then cancel
+        it: the graph then starts past sequence number 64, where the reference's ready index
+        grows a level, which the ready versions of a short session never reach."""
         create: JsonObject = {
             "op": "create",
             "protocol": PROTOCOL,
             "max_concurrency": self.max_concurrency,
         }
+        spacer = f"{FILLER}spacer"
         submits: list[JsonObject] = [
-            {"op": "submit", "task": t, "deps": list(deps)} for t, deps in self.graph
+            {"op": "submit", "task": spacer, "deps": []} for _ in range(self.spacer)
         ]
+        if self.spacer:
+            submits.append({"op": "cancel", "task": spacer, "generation": None})
+        submits += [{"op": "submit", "task": t, "deps": list(deps)} for t, deps in self.graph]
         if self.fillers:
             gate = f"{FILLER}gate"
             submits.append({"op": "submit", "task": gate, "deps": []})
@@ -180,13 +192,16 @@ def programs(
         # worth a few examples, not a third of them.
         limit = draw(st.sampled_from((1, 2, 3, 0, 2, 1)))
         names = tuple(n for n in draw(alphabets) if n != MISSING_ID)
-        # Mostly acyclic graphs, so that most sessions get past start(); one in four has a
-        # fan-in for sure, where the outcomes of several dependencies meet.
+        # Mostly acyclic graphs, so that most sessions get past start(); one in five has a
+        # fan-in for sure, where the outcomes of several dependencies meet; one in five is a
+        # cycle with every other task behind it, so that a refused start() has orders to get
+        # right (START-2, START-3).
         shapes = (
             dags(names),
             dags(names),
             fan_in_dags(names),
             graphs(names, missing=(MISSING_ID,)),
+            cycles_with_dependents(names),
         )
         graph = draw(st.one_of(shapes))
         # At least half of `steps_max` ops: `st.lists` favours short lists, and the
@@ -197,6 +212,7 @@ def programs(
         # Most sessions start within their first few ops; some never do unless an op does.
         start_at = draw(st.integers(0, START_LATEST + 1))
         fillers = draw(st.sampled_from(FILLERS))  # drawn last: the rest is drawn as before
+        spacer = draw(st.sampled_from(SPACERS))
         return Program(
             limit,
             names,
@@ -204,6 +220,7 @@ def programs(
             ops,
             None if start_at > START_LATEST else start_at,
             fillers,
+            spacer,
         )
 
     return build()
@@ -229,6 +246,31 @@ def fan_in_dags(ids: Sequence[str]) -> st.SearchStrategy[list[tuple[str, tuple[s
     return build()
 
 
+def cycles_with_dependents(
+    ids: Sequence[str],
+) -> st.SearchStrategy[list[tuple[str, tuple[str, ...]]]]:
+    """A cycle of one or two of `ids` (a self-loop, or two tasks waiting on each other) with
+    every other task behind it: each depends on one or two tasks before it in a random order,
+    so all are unexecutable (START-2). Submitted in another random order, so that the order in
+    which ids are first named (as dependencies, before their own submission) and the order of
+    submission differ, and only the second is the contract's."""
+
+    @st.composite
+    def build(draw: st.DrawFn) -> list[tuple[str, tuple[str, ...]]]:
+        topo = draw(st.permutations(list(ids)))
+        size = draw(st.integers(1, 2))
+        edges: dict[str, tuple[str, ...]] = {topo[0]: (topo[size - 1],)}
+        if size == 2:
+            edges[topo[1]] = (topo[0],)
+        for k in range(size, len(topo)):
+            before = st.sampled_from(topo[:k])
+            edges[topo[k]] = tuple(draw(st.lists(before, min_size=1, max_size=2, unique=True)))
+        order = draw(st.permutations(list(ids)))
+        return [(t, edges[t]) for t in order]
+
+    return build()
+
+
 @dataclass
 class Knowledge:
     """What the replies so far have shown; turns abstract ops into requests."""
@@ -239,6 +281,7 @@ class Knowledge:
     generations: dict[str, int] = field(default_factory=dict)
     last_callback: JsonObject | None = None
     states: dict[str, str] = field(default_factory=dict)  # task -> its current version's state
+    phase: str = "open"  # from the last snapshot
     deps: dict[str, tuple[str, ...]] = field(default_factory=dict)  # of accepted submissions
 
     def learn_submit(self, request: JsonObject, reply: JsonValue) -> None:
@@ -264,12 +307,29 @@ class Knowledge:
             for t in self._dependents(task)
         )
 
+    def _stuck(self) -> list[str]:
+        """The submitted tasks on a cycle or depending on one, directly or transitively: those
+        a refused start() names (START-2)."""
+        reach: dict[str, set[str]] = {}
+        for task in self.deps:
+            seen: set[str] = set()
+            frontier = list(self.deps[task])
+            while frontier:
+                dep = frontier.pop()
+                if dep not in seen:
+                    seen.add(dep)
+                    frontier += self.deps.get(dep, ())
+            reach[task] = seen
+        on_cycle = {t for t, seen in reach.items() if t in seen}
+        return [t for t, seen in reach.items() if t in on_cycle or seen & on_cycle]
+
     def learn_snapshot(self, snapshot: JsonValue) -> None:
         """Running versions and current generations from a `query_all` snapshot."""
         if not isinstance(snapshot, dict) or not isinstance(snapshot.get("tasks"), dict):
             return
         tasks = snapshot["tasks"]
         assert isinstance(tasks, dict)
+        self.phase = str(snapshot.get("phase"))
         self.running = []
         self.generations = {}
         self.states = {}
@@ -398,6 +458,18 @@ class Knowledge:
                 if not others:
                     return None
                 return {"op": "submit", "task": task, "deps": [others[p[1] % len(others)]]}
+            case "resubmit_open":
+                # Before start, a task again with its same dependencies (START-4: a caller
+                # fixing its graph): it is now last in submission order, which decides a
+                # cycle's first task, the order of components and of `unexecutable` (START-2,
+                # START-3), and the order of release (CLAIM-3), while it keeps its place in the
+                # order ids were first named.
+                # First the tasks a refused start names: those on a cycle or behind one.
+                if self.phase != "open" or not self.deps:
+                    return None
+                tasks = self._stuck() or list(self.deps)
+                task = tasks[p[0] % len(tasks)]
+                return {"op": "submit", "task": task, "deps": list(self.deps[task])}
             case "cancel_running":
                 # A cancel request for a running version, which its worker's callback races.
                 if not self.running:

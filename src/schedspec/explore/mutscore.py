@@ -522,7 +522,10 @@ def _alarm(seconds: float | None) -> Iterator[None]:
         raise _Timeout
 
     previous = signal.signal(signal.SIGALRM, ring)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    # It rings again every quarter second until the block ends: a ring that lands in a
+    # callback whose exceptions are ignored (Hypothesis's garbage-collector callback, say)
+    # would otherwise be lost, and the block would run on to the parent's backstop.
+    signal.setitimer(signal.ITIMER_REAL, seconds, 0.25)
     try:
         yield
     finally:
@@ -785,6 +788,8 @@ def _oracle_child(job: _Job) -> dict[str, Any]:
     if not _served(finder):
         return {"status": ERROR, "reason": "hook", "detail": "the mutant was not imported"}
     try:
+        if job.kind == "fuzz" and job.seeds:
+            return {"status": SURVIVED, "reason": "seeds", "found": _seeds(job, fuzz, reference)}
         if job.kind == "fuzz":
             seed = fuzz.DEFAULT_SEED if job.seed is None else job.seed
             found = fuzz.fuzz(
@@ -816,6 +821,48 @@ def _oracle_child(job: _Job) -> dict[str, Any]:
     except _Timeout:
         return {"status": KILLED, "reason": "timeout"}
     return {"status": SURVIVED, "reason": "vectors", "detail": f"{len(job.vectors)} vectors pass"}
+
+
+def _seeds(job: _Job, fuzz: Any, reference: Any) -> list[int | str | None]:
+    """The fuzz column with each seed of `job.seeds` in turn, in one child: for each, the
+    programs it took to find the mutant, None if the budget passed, or "timeout" if that seed
+    overran its share of the deadline (a timeout kills, as everywhere here)."""
+    assert job.deadline is not None
+    share = (job.deadline - 10.0) / len(job.seeds)
+    found: list[int | str | None] = []
+    for seed in job.seeds:
+        try:
+            with _alarm(share):
+                run = fuzz.fuzz(
+                    reference.ReferenceImplementation,
+                    mode=fuzz.Mode.RELAXED,
+                    shrink=False,
+                    seed=seed,
+                )
+        except _Timeout:
+            found.append("timeout")
+            continue
+        found.append(None if run.divergence is None else run.found_after_examples)
+    return found
+
+
+def fuzz_seeds(
+    mutants: Sequence[Mutant],
+    seeds: Sequence[int],
+    width: int = 2,
+    per_seed: float = 60.0,
+) -> Iterator[tuple[Mutant, list[int | str | None] | str]]:
+    """Each mutant behind the reference, fuzzed against the plain implementation with every
+    seed of `seeds` in one child (the fuzz column, seed by seed, without forking and importing
+    the mutant once per seed), `width` at a time, as each finishes: the list of `_seeds`, or,
+    where the child itself failed (the mutant does not import, say), its reason."""
+    jobs = [_Job("fuzz", m, per_seed * len(seeds) + 10.0, seeds=tuple(seeds)) for m in mutants]
+    results: list[dict[str, Any]] = [{}] * len(jobs)
+    with tempfile.TemporaryDirectory(prefix="schedspec-seeds-") as workdir:
+        for index in _pool_iter(jobs, width, Path(workdir), 4096, results):
+            report = results[index]
+            found = report.get("found")
+            yield mutants[index], found if isinstance(found, list) else str(report.get("reason"))
 
 
 def oracle_column(
@@ -864,6 +911,7 @@ class _Job:
     memory_mb: int = 4096
     vectors: tuple[Any, ...] = ()  # the oracle's columns: the vectors, loaded by the parent
     seed: int | None = None  # the fuzz column: the fuzzing's seed (None: its default)
+    seeds: tuple[int, ...] = ()  # the fuzz column, seed by seed in one child (`fuzz_seeds`)
 
 
 @dataclass(slots=True)
@@ -917,7 +965,8 @@ def _child(job: _Job, out: Path, log: Path, memory_mb: int) -> NoReturn:
         elif job.kind == "replay":
             result = _replay_child(job)
         elif job.kind in ORACLE_COLUMNS:
-            with _alarm(None if job.deadline is None else job.deadline - 10.0):
+            # `fuzz_seeds` gives each seed its share of the deadline instead.
+            with _alarm(None if job.deadline is None or job.seeds else job.deadline - 10.0):
                 result = _oracle_child(job)
         else:
             result = _tests_child(job.mutant, job.selection, job.coverage)
@@ -1457,14 +1506,29 @@ def judging_sources(options: Options, explorer: bool = True) -> list[Path]:
     command line, the conformance fuzzer, the shell's runner when no test of the selection uses
     it): a change there keeps the journal, so that a run longer than a session resumes in the
     next one."""
-    tests_dir = ROOT / "tests"
     tests: list[Path] = []
     if explorer:
         modules = ["schedspec.explore.search", "schedspec.explore.replay"]
     else:
         named = [a for a in options.tests or () if a.endswith(".py")]
-        tests = [ROOT / a for a in named] if named else sorted(tests_dir.glob("test_*.py"))
+        tests = [ROOT / a for a in named] if named else sorted((ROOT / "tests").glob("test_*.py"))
         modules = ["conftest", *(t.stem for t in tests)]
+    return _imported_sources(modules, tests)
+
+
+def fuzz_key() -> str:
+    """A digest of what the fuzz column's verdicts depend on besides the mutant: every source
+    file the oracle child imports (the fuzzer, its strategies, the reference, the plain
+    implementation, the core), by its code alone. `benchmarks/fuzz_seeds.py --journal`
+    resumes only a journal of the same key."""
+    modules = ["schedspec.conformance." + m for m in ("fuzz", "reference", "runner")]
+    return _digest("fuzz", _imported_sources(modules, []))
+
+
+def _imported_sources(modules: Sequence[str], tests: Sequence[Path]) -> list[Path]:
+    """The package's source files (and test files) loaded once `modules` are imported in a
+    fresh interpreter, with `tests`, and not this harness."""
+    tests_dir = ROOT / "tests"
     done = subprocess.run(
         [sys.executable, "-c", _IMPORTS, str(tests_dir), *modules],
         capture_output=True,
