@@ -251,9 +251,9 @@ def cycles_with_dependents(
 ) -> st.SearchStrategy[list[tuple[str, tuple[str, ...]]]]:
     """A cycle of one or two of `ids` (a self-loop, or two tasks waiting on each other) with
     every other task behind it: each depends on one or two tasks before it in a random order,
-    so all are unexecutable (START-2). Submitted in another random order, so that the order in
-    which ids are first named (as dependencies, before their own submission) and the order of
-    submission differ, and only the second is the contract's."""
+    so all are unexecutable (START-2). Submitted dependents first or in another random order,
+    so that the order in which ids are first named (as dependencies, before their own
+    submission) and the order of submission differ, and only the second is the contract's."""
 
     @st.composite
     def build(draw: st.DrawFn) -> list[tuple[str, tuple[str, ...]]]:
@@ -265,7 +265,10 @@ def cycles_with_dependents(
         for k in range(size, len(topo)):
             before = st.sampled_from(topo[:k])
             edges[topo[k]] = tuple(draw(st.lists(before, min_size=1, max_size=2, unique=True)))
-        order = draw(st.permutations(list(ids)))
+        # Dependents first, as often as not: each then names its dependencies before they
+        # are submitted (SUB-4), so the order ids are first named in and the order of
+        # submission part; the draw of a permutation favours the order it was given.
+        order = list(reversed(topo)) if draw(st.booleans()) else draw(st.permutations(topo))
         return [(t, edges[t]) for t in order]
 
     return build()
