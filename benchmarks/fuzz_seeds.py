@@ -22,8 +22,9 @@ same way as the catalogue: the mutant core behind the reference, fuzzed against 
 implementation (`mutscore --oracle fuzz`, relaxed mode), with each seed. The sample's mutants
 that the vectors do not kill are counted apart.
 
-`--core all` measures every such mutant (`make fuzz-seeds`, about an hour on two jobs), each in
-one child running every seed, journaled (`--journal`) so that an interrupted run resumes.
+`--core all` measures every such mutant (`make fuzz-seeds`), each in one child running every
+seed, journaled (`--journal`) so that an interrupted run resumes: about a second per mutant on
+two jobs, two minutes for one that no seed finds.
 """
 
 from __future__ import annotations

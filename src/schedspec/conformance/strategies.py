@@ -46,7 +46,7 @@ MISSING_ID = "zz"  # named as a dependency by some graphs, never submitted by th
 FILLER = "pad-"  # the ids of filler tasks: FILLER0, FILLER1, ...
 FILLERS = (0, 0, 0, 0, 12, 20)  # how many filler tasks a program submits
 # How many times a program submits its spacer task before its graph (see `Program.prefix`).
-SPACERS = (0, 0, 0, 65)
+SPACERS = (0, 0, 0, 62)
 
 # Values an op picks from by index; index 0 is where shrinking goes, so it comes first.
 MAX_TASKS: tuple[JsonValue, ...] = (None, 1, 2, None, 3, 0)
@@ -134,9 +134,11 @@ class Program:
         cancel, which blocks them all. They take the session past the size boundaries of an
         implementation's id table (more than 8, then 16 ids: the reference's doublings), which
         3 to 5 ids never reach, and, blocked, they take no slot and no callback from the
-        graph's tasks. Some programs first submit a spacer task again and again, then cancel
-        it: the graph then starts past sequence number 64, where the reference's ready index
-        grows a level, which the ready versions of a short session never reach."""
+        graph's tasks. Some programs first submit a spacer task 62 times, then cancel it: the
+        graph's versions then take sequence numbers 62 onwards, across 64, where the
+        reference's ready index passes to its second word and grows a level, and a claim can
+        take versions of both words at once; the ready versions of a short session never
+        reach it."""
         create: JsonObject = {
             "op": "create",
             "protocol": PROTOCOL,
