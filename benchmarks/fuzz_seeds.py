@@ -12,7 +12,8 @@ Usage: python benchmarks/fuzz_seeds.py [--seeds 20] [--first 0] [--only NAME ...
     [--sample-seed 1] [--journal FILE] [--jobs 2] [--markdown FILE]
 
 `--first 20` measures seeds 20-39 instead, a check that the generator was not tuned to seeds
-0-19; `--only DoubleDecrement` measures one mistake.
+0-19; `--only DoubleDecrement` measures one mistake (with `--core all`, `--only` names mutant
+ids).
 
 `--core N` measures, instead of the catalogue, a fixed sample of N mutants of the core
 (`mutscore.sample` with `--sample-seed`, from `step`, `graph` and `state`, the listed equivalent
@@ -32,8 +33,11 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+from collections import Counter
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
 
 GENERATORS = ("uniform", "default")
 
@@ -50,11 +54,10 @@ def one(job: tuple[str, str, int]) -> tuple[str, str, int, int | None]:
     return name, generator, seed, found
 
 
-def core(n: int, sample_seed: int, seeds: range, jobs: int) -> str:
-    """The `--core` table: a sample of the core's mutants, fuzzed with each seed."""
-    from schedspec.conformance import fuzz
-    from schedspec.conformance.corpus import load_corpus
-    from schedspec.explore import mutscore
+def observable_core_mutants() -> list[Any]:
+    """The mutants of `step`, `graph` and `state` that are listed neither as equivalent nor
+    as unobservable by the protocol: those a reply can show."""
+    import schedspec.explore.mutscore as mutscore
 
     listed = {
         e.id
@@ -64,7 +67,16 @@ def core(n: int, sample_seed: int, seeds: range, jobs: int) -> str:
         )
         for e in mutscore.load_equivalents(path, table)
     }
-    pool = [m for m in mutscore.all_mutants(("step", "graph", "state")) if m.id not in listed]
+    return [m for m in mutscore.all_mutants(("step", "graph", "state")) if m.id not in listed]
+
+
+def core(n: int, sample_seed: int, seeds: range, jobs: int) -> str:
+    """The `--core` table: a sample of the core's mutants, fuzzed with each seed."""
+    import schedspec.explore.mutscore as mutscore
+    from schedspec.conformance import fuzz
+    from schedspec.conformance.corpus import load_corpus
+
+    pool = observable_core_mutants()
     sampled = mutscore.sample(pool, n, sample_seed)
     started = time.monotonic()
     vectors = mutscore.oracle_column("vectors", sampled, load_corpus(), width=jobs)
@@ -98,29 +110,23 @@ def core(n: int, sample_seed: int, seeds: range, jobs: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def every_core_mutant(seeds: range, jobs: int, journal: Path) -> str:
+def every_core_mutant(
+    seeds: range, jobs: int, journal: Path, only: Sequence[str] | None = None
+) -> str:
     """`--core all`: every mutant of the core that is not listed as equivalent or unobservable
     (the vectors kill each of them: `mutscore --oracle vectors`), fuzzed with each seed, one
     child per mutant, written to `journal` as each finishes so that a run longer than a
     session resumes where it stopped (a journal of another `mutscore.fuzz_key`, the fuzzer's
     and the core's code, or of other seeds, is started afresh). A mutant found at fewer than
     all but one of the seeds is then run through the vectors, to say whether a reply can show
-    it at all."""
+    it at all. `only`: these mutant ids alone (the journal is shared)."""
     import json
 
+    import schedspec.explore.mutscore as mutscore
     from schedspec.conformance import fuzz
     from schedspec.conformance.corpus import load_corpus
-    from schedspec.explore import mutscore
 
-    listed = {
-        e.id
-        for path, table in (
-            (mutscore.EQUIVALENTS, "equivalent"),
-            (mutscore.UNOBSERVABLE, "unobservable"),
-        )
-        for e in mutscore.load_equivalents(path, table)
-    }
-    pool = [m for m in mutscore.all_mutants(("step", "graph", "state")) if m.id not in listed]
+    pool = [m for m in observable_core_mutants() if only is None or m.id in only]
     head = {"key": mutscore.fuzz_key(), "seeds": list(seeds)}
     lines = journal.read_text().splitlines() if journal.exists() else []
     done: dict[tuple[str, str], list[int | str | None] | str] = {}
@@ -148,12 +154,10 @@ def every_core_mutant(seeds: range, jobs: int, journal: Path) -> str:
 
     below = [m for m in pool if hits(results[m.id]) < len(seeds) - 1]
     shown = dict(mutscore.oracle_column("vectors", below, load_corpus(), width=jobs))
-    spread: dict[int, int] = {}
-    for m in pool:
-        spread[hits(results[m.id])] = spread.get(hits(results[m.id]), 0) + 1
+    spread = Counter(hits(results[m.id]) for m in pool)
     programs = [k for f in results.values() if isinstance(f, list) for k in f if isinstance(k, int)]
     text = [
-        f"Every mutant of the core not listed as equivalent or unobservable: {len(pool)},"
+        f"Mutants of the core not listed as equivalent or unobservable: {len(pool)},"
         f" each fuzzed with seeds {seeds[0]}-{seeds[-1]} at {fuzz.DEFAULT_EXAMPLES} programs at"
         f" most (`python benchmarks/fuzz_seeds.py --core all --journal {journal}`).",
         "",
@@ -186,7 +190,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", type=int, default=20)
     parser.add_argument("--first", type=int, default=0, help="the first seed")
-    parser.add_argument("--only", nargs="+", default=None, help="these mistakes only")
+    parser.add_argument(
+        "--only", nargs="+", default=None, help="these mistakes (or, with --core all, mutants)"
+    )
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--markdown", type=Path, default=None)
     parser.add_argument("--core", default=None, help="N mutants of the core, or all, instead")
@@ -196,7 +202,7 @@ def main() -> None:
     if args.core is not None:
         seeds = range(args.first, args.first + args.seeds)
         if args.core == "all":
-            text = every_core_mutant(seeds, args.jobs, args.journal)
+            text = every_core_mutant(seeds, args.jobs, args.journal, args.only)
         else:
             text = core(int(args.core), args.sample_seed, seeds, args.jobs)
         print(text)
