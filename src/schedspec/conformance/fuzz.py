@@ -319,6 +319,11 @@ class FuzzResult:
         return self.divergence is None
 
 
+class _ShrinkingSpent(BaseException):
+    """Raised through Hypothesis to end its shrinking when the budget is spent: Hypothesis
+    treats an `Exception` as a failure to shrink, but lets a `BaseException` through."""
+
+
 class _Budget:
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
@@ -435,11 +440,13 @@ def fuzz(
     verdicts: dict[Program, bool] = {}
 
     def diverges(program: Program) -> bool:
-        # Once the shrinking budget is spent, every program not already run counts as
-        # passing, so Hypothesis stops at the smallest failing one it has; the ones already
-        # run keep their verdict, since Hypothesis runs its final answer once more.
-        if budget.spent or program in verdicts:
-            return verdicts.get(program, False)
+        # Once the shrinking budget is spent, Hypothesis is stopped at the smallest failing
+        # program it has: not merely told that every new one passes, since it would go on
+        # drawing candidates, tens of milliseconds each, for a minute or more.
+        if program in verdicts:
+            return verdicts[program]
+        if budget.spent:
+            raise _ShrinkingSpent
         if stop_at is not None and time.monotonic() >= stop_at:
             result.cut_short = True
             return False
@@ -482,6 +489,9 @@ def fuzz(
                 )
         except NoSuchExample:
             return result
+        except _ShrinkingSpent:
+            # Hypothesis tries only candidates smaller than its best: the last failing one.
+            minimal = failing[-1][0]
         rerun = session.run(program_requests(minimal), mode, minimal.ids)
         found = rerun.divergence or min(
             (r.divergence for _, r in failing if r.divergence is not None),
@@ -509,27 +519,48 @@ def minimise(
     budget: _Budget,
     result: FuzzResult | None = None,
 ) -> Divergence:
-    """Delete requests one at a time while the same kind of divergence remains (1-minimal).
+    """Delete requests while the same kind of divergence remains, until no single request can
+    go (1-minimal): first runs of requests, halving their length, so that a long prefix of
+    alike requests (a spacer's submissions, `strategies.Program.prefix`) goes in a few runs
+    instead of one run per request, then one request at a time.
 
     The first request, `create`, stays: without it every request is refused the same way."""
     budget.start()
     best = divergence
-    changed = True
-    while changed and not budget.spent:
-        changed = False
-        i = len(best.requests) - 1
-        while i > 0 and not budget.spent:
-            requests = best.requests
-            candidate = requests[:i] + requests[i + 1 :]
-            run = session.run(fixed_requests(candidate), mode, ())
-            if result is not None:
-                result.shrink_runs += 1
-            found = run.divergence
-            if found is not None and found.signature == best.signature:
-                best = found
-                changed = True
-            i = min(i - 1, len(best.requests) - 1)
+    size = max(len(best.requests) // 2, 1)
+    while not budget.spent:
+        best, changed = _delete_runs(session, best, size, mode, budget, result)
+        if size > 1:
+            size //= 2
+        elif not changed:
+            break
     return best
+
+
+def _delete_runs(
+    session: _Session,
+    best: Divergence,
+    size: int,
+    mode: Mode,
+    budget: _Budget,
+    result: FuzzResult | None,
+) -> tuple[Divergence, bool]:
+    """One pass of `minimise` from the end: delete each run of `size` requests (after
+    `create`) whose deletion keeps the same kind of divergence."""
+    changed = False
+    i = len(best.requests) - size
+    while i > 0 and not budget.spent:
+        requests = best.requests
+        candidate = requests[:i] + requests[i + size :]
+        run = session.run(fixed_requests(candidate), mode, ())
+        if result is not None:
+            result.shrink_runs += 1
+        found = run.divergence
+        if found is not None and found.signature == best.signature:
+            best = found
+            changed = True
+        i = min(i - size, len(best.requests) - size)
+    return best, changed
 
 
 def replay(factory: Factory, requests: Sequence[JsonObject], mode: Mode = Mode.STRICT) -> Run:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from graphlib import TopologicalSorter
 from typing import NamedTuple
 
 from hypothesis import strategies as st
@@ -45,8 +46,9 @@ START_LATEST = 3
 MISSING_ID = "zz"  # named as a dependency by some graphs, never submitted by them
 FILLER = "pad-"  # the ids of filler tasks: FILLER0, FILLER1, ...
 FILLERS = (0, 0, 0, 0, 12, 20)  # how many filler tasks a program submits
-# How many times a program submits its spacer task before its graph (see `Program.prefix`).
-SPACERS = (0, 0, 0, 62)
+# How many times a program submits its spacer task before its graph (see `Program.prefix`):
+# about half the programs have one.
+SPACERS = (0, 0, 62, 63)
 
 # Values an op picks from by index; index 0 is where shrinking goes, so it comes first.
 MAX_TASKS: tuple[JsonValue, ...] = (None, 1, 2, None, 3, 0)
@@ -134,11 +136,14 @@ class Program:
         cancel, which blocks them all. They take the session past the size boundaries of an
         implementation's id table (more than 8, then 16 ids: the reference's doublings), which
         3 to 5 ids never reach, and, blocked, they take no slot and no callback from the
-        graph's tasks. Some programs first submit a spacer task 62 times, then cancel it: the
-        graph's versions then take sequence numbers 62 onwards, across 64, where the
-        reference's ready index passes to its second word and grows a level, and a claim can
-        take versions of both words at once; the ready versions of a short session never
-        reach it."""
+        graph's tasks. Some programs first submit a spacer task 62 or 63 times, the last
+        time behind a root of the graph (a forward reference, SUB-4): the graph's versions
+        then take sequence numbers 62 or 63 onwards, across 64, where the reference's ready
+        index passes to its second word and grows a level, and a claim can take versions of
+        both words at once. The spacer's last version, submitted before them all, is
+        released after the root succeeds, later than versions submitted after it: the
+        claim still takes the smallest sequence numbers (CLAIM-3). The ready versions of a
+        short session never reach 64."""
         create: JsonObject = {
             "op": "create",
             "protocol": PROTOCOL,
@@ -146,10 +151,11 @@ class Program:
         }
         spacer = f"{FILLER}spacer"
         submits: list[JsonObject] = [
-            {"op": "submit", "task": spacer, "deps": []} for _ in range(self.spacer)
+            {"op": "submit", "task": spacer, "deps": []} for _ in range(self.spacer - 1)
         ]
         if self.spacer:
-            submits.append({"op": "cancel", "task": spacer, "generation": None})
+            root = next((t for t, deps in self.graph if not deps), self.graph[0][0])
+            submits.append({"op": "submit", "task": spacer, "deps": [root]})
         submits += [{"op": "submit", "task": t, "deps": list(deps)} for t, deps in self.graph]
         if self.fillers:
             gate = f"{FILLER}gate"
@@ -190,22 +196,25 @@ def programs(
 
     @st.composite
     def build(draw: st.DrawFn) -> Program:
-        # Hypothesis favours the first and last elements; 0 (nothing is ever claimed) is
-        # worth a few examples, not a third of them.
-        limit = draw(st.sampled_from((1, 2, 3, 0, 2, 1)))
+        # A spaced program (see `Program.prefix`) is there for claims of two or more versions
+        # across the ready index's word boundary: it gets a limit of 2 or 3 and an acyclic
+        # graph, which start() accepts. In the others, Hypothesis favours the first and last
+        # limits; 0 (nothing is ever claimed) is worth a few examples, not a third of them.
+        spacer = draw(st.sampled_from(SPACERS))
+        limit = draw(st.sampled_from((2, 3) if spacer else (1, 2, 3, 0, 2, 1)))
         names = tuple(n for n in draw(alphabets) if n != MISSING_ID)
-        # Mostly acyclic graphs, so that most sessions get past start(); one in five has a
-        # fan-in for sure, where the outcomes of several dependencies meet; one in five is a
-        # cycle with every other task behind it, so that a refused start() has orders to get
-        # right (START-2, START-3).
-        shapes = (
-            dags(names),
-            dags(names),
-            fan_in_dags(names),
-            graphs(names, missing=(MISSING_ID,)),
-            cycles_with_dependents(names),
-        )
-        graph = draw(st.one_of(shapes))
+        # Half the programs without a spacer get a cycle with every other task behind it: a
+        # refused start() then has orders to get right (START-2, START-3). The others get an
+        # acyclic graph (plain, submitted dependents first, or with a fan-in for sure, where
+        # the outcomes of several dependencies meet) or, without a spacer, any graph, missing
+        # dependencies allowed. (`st.one_of` flattens nested choices and favours its first
+        # and last, hence the boolean.)
+        acyclic = (dags(names), dags(names).map(dependents_first), fan_in_dags(names))
+        if not spacer and draw(st.booleans()):
+            graph = draw(cycles_with_dependents(names))
+        else:
+            any_graph = () if spacer else (graphs(names, missing=(MISSING_ID,)),)
+            graph = draw(st.one_of(*acyclic, *any_graph))
         # At least half of `steps_max` ops: `st.lists` favours short lists, and the
         # interesting interleavings need a few dozen ops. Hypothesis shrinks the ops towards
         # `start`, a no-op once started; `fuzz.minimise` then deletes what is not needed.
@@ -214,7 +223,6 @@ def programs(
         # Most sessions start within their first few ops; some never do unless an op does.
         start_at = draw(st.integers(0, START_LATEST + 1))
         fillers = draw(st.sampled_from(FILLERS))  # drawn last: the rest is drawn as before
-        spacer = draw(st.sampled_from(SPACERS))
         return Program(
             limit,
             names,
@@ -248,12 +256,27 @@ def fan_in_dags(ids: Sequence[str]) -> st.SearchStrategy[list[tuple[str, tuple[s
     return build()
 
 
+def dependents_first(
+    graph: list[tuple[str, tuple[str, ...]]],
+) -> list[tuple[str, tuple[str, ...]]]:
+    """An acyclic `graph`'s submissions reordered so that each task comes before its
+    dependencies (SUB-4). A random permutation, as Hypothesis draws it, mostly keeps the order
+    it was given, and so does a random topological order: a graph is then mostly submitted
+    dependencies first, and its versions are released in the order of their sequence numbers.
+    Submitted dependents first, a version is released after versions submitted later, which
+    may already be ready or claimed; the claim still takes the smallest sequence numbers
+    (CLAIM-3), which a queue of versions in the order they were released does not."""
+    edges = dict(graph)
+    order = reversed(list(TopologicalSorter(edges).static_order()))
+    return [(t, edges[t]) for t in order if t in edges]
+
+
 def cycles_with_dependents(
     ids: Sequence[str],
 ) -> st.SearchStrategy[list[tuple[str, tuple[str, ...]]]]:
     """A cycle of one or two of `ids` (a self-loop, or two tasks waiting on each other) with
     every other task behind it: each depends on one or two tasks before it in a random order,
-    so all are unexecutable (START-2). Submitted dependents first or in another random order,
+    so all are unexecutable (START-2). Mostly submitted dependents first, else in a random order,
     so that the order in which ids are first named (as dependencies, before their own
     submission) and the order of submission differ, and only the second is the contract's."""
 
@@ -267,10 +290,11 @@ def cycles_with_dependents(
         for k in range(size, len(topo)):
             before = st.sampled_from(topo[:k])
             edges[topo[k]] = tuple(draw(st.lists(before, min_size=1, max_size=2, unique=True)))
-        # Dependents first, as often as not: each then names its dependencies before they
-        # are submitted (SUB-4), so the order ids are first named in and the order of
+        # Dependents first, three times in four: each then names its dependencies before
+        # they are submitted (SUB-4), so the order ids are first named in and the order of
         # submission part; the draw of a permutation favours the order it was given.
-        order = list(reversed(topo)) if draw(st.booleans()) else draw(st.permutations(topo))
+        first = draw(st.booleans()) or draw(st.booleans())
+        order = list(reversed(topo)) if first else draw(st.permutations(topo))
         return [(t, edges[t]) for t in order]
 
     return build()
