@@ -24,9 +24,9 @@ implementation (`mutscore --oracle fuzz`, relaxed mode), with each seed. The sam
 that the vectors do not kill are counted apart.
 
 `--core all` measures every such mutant (`make fuzz-seeds`), each in one child running every
-seed, journaled (`--journal`) so that an interrupted run resumes: the first 314 took about
-half an hour on two jobs, twenty minutes of it for a mutant that hangs at every seed (60 s
-alarm each).
+seed, journaled (`--journal`) so that an interrupted run resumes. A seed that runs past 30 s of
+processor time (about three times a clean seed's) counts as a timeout, which finds the mutant:
+a mutant that hangs at every seed takes ten minutes of one job.
 """
 
 from __future__ import annotations

@@ -513,7 +513,10 @@ class _Timeout(BaseException):
 
 
 @contextlib.contextmanager
-def _alarm(seconds: float | None) -> Iterator[None]:
+def _alarm(seconds: float | None, cpu: bool = False) -> Iterator[None]:
+    """Raise `_Timeout` in the block once `seconds` have passed: seconds of the wall clock, or
+    with `cpu` of this process's own processor time, which other load on a shared machine does
+    not shorten."""
     if seconds is None:
         yield
         return
@@ -521,16 +524,19 @@ def _alarm(seconds: float | None) -> Iterator[None]:
     def ring(signum: int, frame: FrameType | None) -> None:
         raise _Timeout
 
-    previous = signal.signal(signal.SIGALRM, ring)
+    timer, signum = (
+        (signal.ITIMER_PROF, signal.SIGPROF) if cpu else (signal.ITIMER_REAL, signal.SIGALRM)
+    )
+    previous = signal.signal(signum, ring)
     # It rings again every quarter second until the block ends: a ring that lands in a
     # callback whose exceptions are ignored (Hypothesis's garbage-collector callback, say)
     # would otherwise be lost, and the block would run on to the parent's backstop.
-    signal.setitimer(signal.ITIMER_REAL, seconds, 0.25)
+    signal.setitimer(timer, seconds, 0.25)
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.setitimer(timer, 0)
+        signal.signal(signum, previous)
 
 
 @dataclass(frozen=True, slots=True)
@@ -826,13 +832,13 @@ def _oracle_child(job: _Job) -> dict[str, Any]:
 def _seeds(job: _Job, fuzz: Any, reference: Any) -> list[int | str | None]:
     """The fuzz column with each seed of `job.seeds` in turn, in one child: for each, the
     programs it took to find the mutant, None if the budget passed, or "timeout" if that seed
-    overran its share of the deadline (a timeout kills, as everywhere here)."""
-    assert job.deadline is not None
-    share = (job.deadline - 10.0) / len(job.seeds)
+    overran `job.per_seed` seconds of processor time (a timeout kills, as everywhere here;
+    processor time, so that a clean seed slowed by other work is not counted as found)."""
+    assert job.per_seed is not None
     found: list[int | str | None] = []
     for seed in job.seeds:
         try:
-            with _alarm(share):
+            with _alarm(job.per_seed, cpu=True):
                 run = fuzz.fuzz(
                     reference.ReferenceImplementation,
                     mode=fuzz.Mode.RELAXED,
@@ -850,13 +856,15 @@ def fuzz_seeds(
     mutants: Sequence[Mutant],
     seeds: Sequence[int],
     width: int = 2,
-    per_seed: float = 60.0,
+    per_seed: float = 30.0,
 ) -> Iterator[tuple[Mutant, list[int | str | None] | str]]:
     """Each mutant behind the reference, fuzzed against the plain implementation with every
     seed of `seeds` in one child (the fuzz column, seed by seed, without forking and importing
     the mutant once per seed), `width` at a time, as each finishes: the list of `_seeds`, or,
     where the child itself failed (the mutant does not import, say), its reason."""
-    jobs = [_Job("fuzz", m, per_seed * len(seeds) + 10.0, seeds=tuple(seeds)) for m in mutants]
+    # The parent's backstop, on the wall clock, allows twice the children's processor time.
+    deadline = 2 * per_seed * len(seeds) + 10.0
+    jobs = [_Job("fuzz", m, deadline, seeds=tuple(seeds), per_seed=per_seed) for m in mutants]
     results: list[dict[str, Any]] = [{}] * len(jobs)
     with tempfile.TemporaryDirectory(prefix="schedspec-seeds-") as workdir:
         for index in _pool_iter(jobs, width, Path(workdir), 4096, results):
@@ -912,6 +920,7 @@ class _Job:
     vectors: tuple[Any, ...] = ()  # the oracle's columns: the vectors, loaded by the parent
     seed: int | None = None  # the fuzz column: the fuzzing's seed (None: its default)
     seeds: tuple[int, ...] = ()  # the fuzz column, seed by seed in one child (`fuzz_seeds`)
+    per_seed: float | None = None  # `fuzz_seeds`: each seed's processor seconds
 
 
 @dataclass(slots=True)
