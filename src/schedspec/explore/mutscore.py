@@ -512,11 +512,23 @@ class _Timeout(BaseException):
     each move does not report it as a crash of the core."""
 
 
+# What one request to a mutant behind the reference may take, in processor seconds, before
+# `fuzz_seeds` counts it as a loop: a clean request takes well under a millisecond.
+PER_REQUEST = 2.0
+
+_SIGNALS = {
+    signal.ITIMER_REAL: signal.SIGALRM,
+    signal.ITIMER_PROF: signal.SIGPROF,
+    signal.ITIMER_VIRTUAL: signal.SIGVTALRM,
+}
+
+
 @contextlib.contextmanager
-def _alarm(seconds: float | None, cpu: bool = False) -> Iterator[None]:
-    """Raise `_Timeout` in the block once `seconds` have passed: seconds of the wall clock, or
-    with `cpu` of this process's own processor time, which other load on a shared machine does
-    not shorten."""
+def _alarm(seconds: float | None, timer: int = signal.ITIMER_REAL) -> Iterator[None]:
+    """Raise `_Timeout` in the block once `seconds` have passed: of the wall clock, or, with
+    `timer=ITIMER_PROF`, of this process's own processor time, which other load on a shared
+    machine does not shorten (`ITIMER_VIRTUAL`: its user time alone, so that two such alarms
+    can nest)."""
     if seconds is None:
         yield
         return
@@ -524,9 +536,7 @@ def _alarm(seconds: float | None, cpu: bool = False) -> Iterator[None]:
     def ring(signum: int, frame: FrameType | None) -> None:
         raise _Timeout
 
-    timer, signum = (
-        (signal.ITIMER_PROF, signal.SIGPROF) if cpu else (signal.ITIMER_REAL, signal.SIGALRM)
-    )
+    signum = _SIGNALS[timer]
     previous = signal.signal(signum, ring)
     # It rings again every quarter second until the block ends: a ring that lands in a
     # callback whose exceptions are ignored (Hypothesis's garbage-collector callback, say)
@@ -832,19 +842,22 @@ def _oracle_child(job: _Job) -> dict[str, Any]:
 def _seeds(job: _Job, fuzz: Any, reference: Any) -> list[int | str | None]:
     """The fuzz column with each seed of `job.seeds` in turn, in one child: for each, the
     programs it took to find the mutant, None if the budget passed, or "timeout" if that seed
-    overran `job.per_seed` seconds of processor time (a timeout kills, as everywhere here;
-    processor time, so that a clean seed slowed by other work is not counted as found)."""
+    overran `job.per_seed` seconds of processor time or one request overran `PER_REQUEST`
+    (a timeout kills, as everywhere here). Processor time, so that a clean seed slowed by other
+    work is not counted as found; per request too, so that a mutant that loops costs seconds a
+    seed rather than the whole `per_seed`."""
     assert job.per_seed is not None
+
+    class Timed(reference.ReferenceImplementation):  # type: ignore[misc]
+        def handle(self, request: Any) -> Any:
+            with _alarm(PER_REQUEST, signal.ITIMER_VIRTUAL):
+                return super().handle(request)
+
     found: list[int | str | None] = []
     for seed in job.seeds:
         try:
-            with _alarm(job.per_seed, cpu=True):
-                run = fuzz.fuzz(
-                    reference.ReferenceImplementation,
-                    mode=fuzz.Mode.RELAXED,
-                    shrink=False,
-                    seed=seed,
-                )
+            with _alarm(job.per_seed, signal.ITIMER_PROF):
+                run = fuzz.fuzz(Timed, mode=fuzz.Mode.RELAXED, shrink=False, seed=seed)
         except _Timeout:
             found.append("timeout")
             continue
