@@ -57,7 +57,7 @@ from schedspec.core import (
     initial_state,
     step,
 )
-from schedspec.core.effects import Batched, Claimed, Effect, Rejected, Reply
+from schedspec.core.effects import Batched, Claimed, Effect, Rejected, Reply, Submitted
 from schedspec.core.invariants import check_transition, validate_state
 from schedspec.explore.differential import divergence, same_facts
 from schedspec.strategies import (
@@ -173,6 +173,17 @@ class DifferentialMachine(RuleBasedStateMachine):
     @rule(event=submit_batches(IDS))
     def submit_batch(self, event: SubmitBatch) -> None:
         self.apply(event)
+
+    @rule(task=st.sampled_from(IDS), deps=st.sampled_from([(), (IDS[0],), (MISSING,)]))
+    def submit_on_the_current_generation_twice(self, task: str, deps: tuple[str, ...]) -> None:
+        """SUB-12, RESTART-4: a conditional submission on the current generation, sent again as
+        by a caller that lost the reply: the retry of one that took effect changes nothing."""
+        current = self.core.generation_of(task) or 0  # type: ignore[arg-type]
+        first = self.apply(Submit(task, deps, "fn", if_generation=current))
+        before = self.core
+        self.apply(Submit(task, deps, "fn", if_generation=current))
+        if isinstance(first[0], Submitted):
+            assert self.core is before
 
     @rule()
     def start(self) -> None:
@@ -323,6 +334,8 @@ def test_effect_4_complete_batch_equals_sequence(
 
 HASH_SCENARIO = textwrap.dedent(
     """
+    import dataclasses
+
     from schedspec.core import *
     from schedspec.explore.differential import Lockstep
 
@@ -340,7 +353,7 @@ HASH_SCENARIO = textwrap.dedent(
     events += [Complete(t, 1) for t in ids]
     lockstep = Lockstep(7)
     for n, event in enumerate(events):
-        event = type(event)(*[getattr(event, f) for f in event.__dataclass_fields__][:-1], n)
+        event = dataclasses.replace(event, event_id=n)
         effects, difference = lockstep.send(event)
         assert difference is None, difference
         print(n, effects)

@@ -31,6 +31,7 @@ TRACE_LENGTH = {
     "claim-ignores-slots": 5,
     "claim-skips-the-first": 3,
     "claims-after-close": 2,
+    "conditional-accepts-older": 2,
     "drain-never-closes": 1,
     "duplicate-decrements-again": 10,
     "failure-releases-dependents": 5,

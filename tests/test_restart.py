@@ -14,8 +14,14 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 
-from helpers_clauses import build, claimed
-from schedspec import TaskScheduler, TaskState, UnknownTaskError
+from helpers_clauses import build, claimed, core, noop
+from schedspec import (
+    GenerationMismatchError,
+    OutcomeKind,
+    TaskScheduler,
+    TaskState,
+    UnknownTaskError,
+)
 from schedspec.core import Event, State, initial_state, step
 from schedspec.strategies import number_events, operation_sequences
 from test_differential import IDS, all_rejected
@@ -74,3 +80,37 @@ def test_restart_3_each_run_of_a_function_has_its_own_idempotency_key() -> None:
     (again,) = sched.ready()
     assert (again.task_id, again.generation) == ("a", 2)
     assert sched.state("a") is TaskState.RUNNING
+
+
+def test_restart_4_a_retry_is_safe_where_the_contract_says_so() -> None:
+    """RESTART-4: each request sent twice, as by a caller that never received the first
+    reply."""
+    sched = build(2, [("a", ()), ("b", ("a",)), ("c", ())])
+    assert claimed(sched) == [("a", 1), ("c", 1)]
+    # A callback: the retry is answered as already terminal and changes nothing.
+    sched.complete("a", 1)
+    before = core(sched)
+    assert sched.complete("a", 1).kind is OutcomeKind.ALREADY_TERMINAL
+    assert core(sched) is before
+    # A cancel naming its generation: the request is recorded once.
+    first = sched.cancel("c", 1)
+    before = core(sched)
+    assert sched.cancel("c", 1) == first and core(sched) is before
+    # start() and close() sent again change nothing; here start().
+    sched.start()
+    assert core(sched) is before
+    # A conditional submission takes effect once; its retry is told the generation it made.
+    assert sched.submit("a", (), noop, if_generation=1) == 2
+    before = core(sched)
+    with pytest.raises(GenerationMismatchError) as retry:
+        sched.submit("a", (), noop, if_generation=1)
+    assert (retry.value.generation, retry.value.current) == (1, 2)
+    assert core(sched) is before
+    # A plain one would have made generation 3: it is not safe to retry.
+    assert sched.submit("a", (), noop) == 3
+    # Nor is a cancel without a generation: sent again after a re-submission, it names the
+    # new version.
+    sched.cancel("a")
+    assert sched.state("a") is TaskState.CANCELLED
+    assert sched.submit("a", (), noop, if_generation=3) == 4
+    assert sched.cancel("a").generation == 4

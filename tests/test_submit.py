@@ -10,6 +10,7 @@ from schedspec import (
     ConflictError,
     CycleError,
     DuplicateDependencyError,
+    GenerationMismatchError,
     GraphClosedError,
     InvalidArgumentError,
     OutcomeKind,
@@ -128,6 +129,13 @@ def _rejecting_cases() -> list[tuple[str, object, object, type]]:
         ("submit: closed", s_closed, Submit("a", ()), fx.SchedulerClosed),
         ("submit: new id", s_started, Submit("new", ()), fx.GraphClosed),
         ("submit: running", s_running, Submit("a", ()), fx.RunningConflict),
+        (
+            "submit: if_generation",
+            s_open,
+            Submit("a", (), if_generation=-1),
+            fx.InvalidIfGeneration,
+        ),
+        ("submit: condition", s_open, Submit("a", (), if_generation=0), fx.GenerationMismatch),
         ("submit: unknown", s_started, Submit("b", ("zz",)), fx.UnknownDependencies),
         ("submit: cycle", s_started, Submit("a", ("b",)), fx.Cycles),
         ("start: unknown", s_missing, Start(), fx.UnknownDependencies),
@@ -460,6 +468,31 @@ def test_sub_10_closing_or_closed_rejects_every_submit() -> None:
         closed_open.submit("x", (), noop)
 
 
+def test_sub_11_the_condition_comes_after_the_deps_and_before_the_rest() -> None:
+    closed = build(1, [("a", ())])
+    closed.close()
+    # Phase before the condition.
+    with pytest.raises(SchedulerClosedError):
+        closed.submit("a", (), noop, if_generation=7)
+    sched = build(1, [("a", ()), ("b", ("a",))])
+    assert claimed(sched) == [("a", 1)]
+    # Deps before if_generation, if_generation before its condition.
+    with pytest.raises(DuplicateDependencyError):
+        sched.submit("b", ("x", "x"), noop, if_generation=-1)
+    with pytest.raises(InvalidArgumentError) as invalid:
+        sched.submit("b", (), noop, if_generation=-1)
+    assert invalid.value.rejection == fx.InvalidIfGeneration("b", -1)
+    # The condition before new id after start, running conflict, unknown deps and cycles.
+    for task, deps in (("new", ()), ("a", ("zz",)), ("b", ("zz",)), ("b", ("b",))):
+        with pytest.raises(GenerationMismatchError):
+            sched.submit(task, deps, noop, if_generation=5)
+    # Met, the condition lets the other checks decide as without it.
+    with pytest.raises(GraphClosedError):
+        sched.submit("new", (), noop, if_generation=0)
+    with pytest.raises(ConflictError):
+        sched.submit("a", (), noop, if_generation=1)
+
+
 def test_sub_11_checks_run_in_contract_order() -> None:
     closed = build(1, [("a", ())])
     closed.close()
@@ -500,3 +533,66 @@ def test_sub_11_checks_run_in_contract_order() -> None:
     assert unknown.value.missing == {"c": ["zz"]}
     with pytest.raises(CycleError):
         sched.submit("c", ("c",), noop)
+
+
+def test_sub_12_a_conditional_submission_needs_the_current_generation() -> None:
+    """SUB-12: accepted on the current generation only, 0 standing for no version."""
+    sched = TaskScheduler(1)
+    assert sched.submit("a", (), noop, if_generation=0) == 1  # 0: the task has no version
+    before = sched.snapshot()
+    with pytest.raises(GenerationMismatchError) as again:
+        sched.submit("a", (), noop, if_generation=0)
+    assert (again.value.task_id, again.value.generation, again.value.current) == ("a", 0, 1)
+    assert again.value.rejection == fx.GenerationMismatch("a", 0, 1)
+    assert "generation is 0, but it is 1" in str(again.value)
+    assert sched.snapshot().core_state is before.core_state
+    with pytest.raises(GenerationMismatchError) as future:
+        sched.submit("a", (), noop, if_generation=2)
+    assert future.value.current == 1
+    assert sched.submit("a", ("x",), noop, if_generation=1) == 2
+    # An id so far only named as a dependency has no version: its generation is 0.
+    assert sched.submit("x", (), noop, if_generation=0) == 1
+    assert states(sched) == {"a": "pending", "x": "ready"}
+
+
+@pytest.mark.parametrize("value", [-1, True, False, 1.0, "1", [0]])
+def test_sub_12_if_generation_must_be_none_or_an_int_of_at_least_zero(value: object) -> None:
+    sched = build(1, [("a", ())], start=False)
+    before = core(sched)
+    with pytest.raises(InvalidArgumentError) as caught:
+        sched.submit("a", (), noop, if_generation=value)  # type: ignore[arg-type]
+    assert caught.value.rejection == fx.InvalidIfGeneration("a", value)
+    assert "if_generation" in str(caught.value)
+    assert core(sched) is before
+
+
+@pytest.mark.parametrize("how", ["pending", "ready", "succeeded", "failed", "cancelled", "blocked"])
+def test_sub_12_accepted_it_means_exactly_the_unconditional_submission(how: str) -> None:
+    """Same reply, same notifications, same next state, whatever the version it replaces."""
+    prefix = {
+        "pending": [Submit("d", ()), Submit("a", ("d",)), Submit("c", ("a",))],
+        "ready": [Submit("a", ()), Submit("c", ("a",))],
+        "succeeded": [Submit("a", ()), Submit("c", ("a",)), Start(), Claim(1), Complete("a", 1)],
+        "failed": [Submit("a", ()), Submit("c", ("a",)), Start(), Claim(1), Fail("a", 1)],
+        "cancelled": [Submit("a", ()), Submit("c", ("a",)), Cancel("a")],
+        "blocked": [Submit("d", ()), Submit("a", ("d",)), Cancel("d")],
+    }[how]
+    state = initial_state(1)
+    for event in prefix:
+        state, _ = step(state, event)
+    assert state.state_of("a") is TaskState(how)
+    plain = step(state, Submit("a", ("c",) if how == "pending" else ()))
+    conditional = step(state, Submit("a", ("c",) if how == "pending" else (), if_generation=1))
+    assert conditional[1] == plain[1]
+    assert conditional[0].facts("a") == plain[0].facts("a")
+    assert conditional[0].facts("c") == plain[0].facts("c")
+
+
+def test_sub_12_submit_many_takes_conditional_quadruples() -> None:
+    sched = build(1, [("a", ()), ("b", ())], start=False)
+    with pytest.raises(GenerationMismatchError) as caught:
+        sched.submit_many([("a", (), noop, 1), ("b", (), noop, 7), ("c", (), noop, 0)])
+    assert caught.value.task_id == "b"
+    assert {v.task_id: v.generation for v in sched.snapshot().tasks()} == {"a": 2, "b": 1, "c": 1}
+    with pytest.raises(InvalidArgumentError, match="quadruple"):
+        sched.submit_many([("a", (), noop, 2, "extra")])

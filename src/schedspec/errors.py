@@ -56,8 +56,10 @@ class SchedulerError(SchedspecError):
 
     - `task_id`: the task the refused operation named (or whose dependency was wrong);
     - `generation`: the generation it named (`FutureGenerationError`, `NotClaimedError`,
-      `ConflictError`, `CancelNotRequestedError`);
-    - `current`: the task's current generation (`FutureGenerationError`);
+      `ConflictError`, `CancelNotRequestedError`, and the `if_generation` of a
+      `GenerationMismatchError`);
+    - `current`: the task's current generation (`FutureGenerationError`,
+      `GenerationMismatchError`);
     - `state`: the version's state (`NotClaimedError`);
     - `dependency`: the dependency named twice (`DuplicateDependencyError`);
     - `value`: the offending value of a wrong argument (`InvalidArgumentError`);
@@ -94,6 +96,13 @@ class DuplicateDependencyError(InvalidArgumentError):
 class ConflictError(SchedulerError):
     """The task's current version is running and cannot be replaced (SUB-7); `task_id` and
     `generation` name it. Cancel it, or wait for it to end, then re-submit."""
+
+
+class GenerationMismatchError(SchedulerError):
+    """A conditional submission whose `if_generation` is not the task's current generation;
+    `task_id`, `generation` (the `if_generation`) and `current` (0 for a task with no version)
+    name them (SUB-12). The retry of a conditional submission that took effect gets this
+    error (RESTART-4)."""
 
 
 class GraphClosedError(SchedulerError):
@@ -196,6 +205,18 @@ def error_for(rejection: fx.Rejection) -> SchedulerError:
         case fx.RunningConflict(task_id, generation):
             return ConflictError(
                 f"task {shown(task_id)} generation {generation} is running and cannot be replaced",
+                rejection,
+            )
+        case fx.InvalidIfGeneration(task_id, value):
+            return InvalidArgumentError(
+                f"if_generation for {shown(task_id)} must be None or an int >= 0, "
+                f"got {type(value).__name__} {shown(value)}",
+                rejection,
+            )
+        case fx.GenerationMismatch(task_id, generation, current):
+            return GenerationMismatchError(
+                f"task {shown(task_id)} was submitted if its generation is {generation}, "
+                f"but it is {current}",
                 rejection,
             )
         case fx.UnknownDependencies(missing):

@@ -19,7 +19,8 @@ quadratic in the number of tasks, which is fine for the scopes the explorer and 
 
 The vocabulary is the contract's own words, as plain data, so that it depends on nothing:
 
-- requests: `("submit", task, deps, payload)`, `("start",)`, `("ready", max_tasks)`,
+- requests: `("submit", task, deps, payload)` or `("submit", task, deps, payload,
+  if_generation)` (SUB-12), `("start",)`, `("ready", max_tasks)`,
   `("complete", task, generation, result)`, `("fail", task, generation, error)`,
   `("confirm_cancel", task, generation)`, `("cancel", task, generation_or_None)`, `("close",)`,
   and `("batch", (request, ...))` for a batch event (EFFECT-4);
@@ -238,7 +239,9 @@ def _is_id(value: object) -> bool:
 # submit (SUB-*), checks in the order of SUB-11.
 
 
-def _submit(d: _Draft, task: object, deps: object, payload: object) -> Reply:
+def _submit(
+    d: _Draft, task: object, deps: object, payload: object, if_generation: object = None
+) -> Reply:
     if not _is_id(task):
         return _invalid("task", task)
     assert isinstance(task, str)
@@ -252,6 +255,13 @@ def _submit(d: _Draft, task: object, deps: object, payload: object) -> Reply:
         if dep in deps[:k]:
             return _refused("DuplicateDependencyError", task, dep)
     old = d.current(task)
+    if if_generation is not None:  # SUB-12
+        n = if_generation
+        if type(n) is bool or not isinstance(n, int) or n < 0:
+            return _invalid("if_generation", n, task)
+        current = 0 if old is None else old.generation
+        if n != current:
+            return _refused("GenerationMismatchError", task, n, current)
     if d.phase == STARTED and old is None:
         return _refused("GraphClosedError", task)
     if old is not None and old.state == RUNNING:

@@ -8,10 +8,11 @@ Import these to drive `schedspec.core.step` (or anything that claims to implemen
 - `dags(ids)` and `graphs(ids)`: submissions `(task_id, deps)` forming an acyclic graph, or any
   graph (self-loops and cycles included). Either may name ids it never submits when asked to.
 - `events(ids)`: any single core event, valid or not: submissions and re-submissions with bad
-  ids, bad or duplicate deps; callbacks and cancels for unknown ids, invalid generations
-  (0, negative, `bool`, `str`, `None`), future and stale generations and never-claimed versions
-  (by naming small generations over a small alphabet); `Claim` with bad `max_tasks`; `Start`,
-  `Close`; `SubmitBatch` and `CompleteBatch`.
+  ids, bad or duplicate deps, conditional ones on any generation (SUB-12; `conditional=False`
+  leaves them out, for what must be sent over `schedspec/1`); callbacks and cancels for unknown
+  ids, invalid generations (0, negative, `bool`, `str`, `None`), future and stale generations
+  and never-claimed versions (by naming small generations over a small alphabet); `Claim` with
+  bad `max_tasks`; `Start`, `Close`; `SubmitBatch` and `CompleteBatch`.
 - `operation_sequences(ids)`: lists of events with distinct, increasing event ids, so every
   effect can be traced to its cause (EFFECT-2).
 
@@ -136,8 +137,11 @@ def graphs(
     return build()
 
 
-def submit_events(ids: Sequence[str] = DEFAULT_IDS) -> st.SearchStrategy[Submit]:
-    """A submission or re-submission, usually valid, sometimes malformed (SUB-1, SUB-2)."""
+def submit_events(
+    ids: Sequence[str] = DEFAULT_IDS, conditional: bool = True
+) -> st.SearchStrategy[Submit]:
+    """A submission or re-submission, usually valid, sometimes malformed (SUB-1, SUB-2), and
+    with `conditional` sometimes on a generation, real, wrong or not one (SUB-12)."""
     valid = st.builds(
         Submit,
         task_id=st.sampled_from(list(ids)),
@@ -154,7 +158,16 @@ def submit_events(ids: Sequence[str] = DEFAULT_IDS) -> st.SearchStrategy[Submit]
             st.sampled_from(list(ids)).map(lambda t: (t, t)),
         ),
     )
-    return st.one_of(valid, valid, valid, valid, bad_id, bad_deps)
+    if not conditional:
+        return st.one_of(valid, valid, valid, valid, bad_id, bad_deps)
+    on_generation = st.builds(
+        Submit,
+        task_id=st.sampled_from(list(ids)),
+        deps=_deps(ids, ids),
+        payload=st.integers(0, 9),
+        if_generation=st.one_of(st.integers(0, 3), st.sampled_from([-1, True, 1.0])),
+    )
+    return st.one_of(valid, valid, valid, on_generation, bad_id, bad_deps)
 
 
 def callback_events(
@@ -184,9 +197,11 @@ def claim_events() -> st.SearchStrategy[Claim]:
     return st.builds(Claim, max_tasks=max_tasks)
 
 
-def submit_batches(ids: Sequence[str] = DEFAULT_IDS) -> st.SearchStrategy[SubmitBatch]:
+def submit_batches(
+    ids: Sequence[str] = DEFAULT_IDS, conditional: bool = True
+) -> st.SearchStrategy[SubmitBatch]:
     """Several submissions in one event (EFFECT-4); members are numbered by `number_events`."""
-    members = st.lists(submit_events(ids), max_size=BATCH_SIZE_MAX).map(tuple)
+    members = st.lists(submit_events(ids, conditional), max_size=BATCH_SIZE_MAX).map(tuple)
     return st.builds(SubmitBatch, submissions=members)
 
 
@@ -202,11 +217,11 @@ def complete_batches(ids: Sequence[str] = DEFAULT_IDS) -> st.SearchStrategy[Comp
     return st.builds(CompleteBatch, completions=members)
 
 
-def events(ids: Sequence[str] = DEFAULT_IDS) -> st.SearchStrategy[Event]:
+def events(ids: Sequence[str] = DEFAULT_IDS, conditional: bool = True) -> st.SearchStrategy[Event]:
     """Any one core event, weighted towards the ones that move versions."""
     return st.one_of(
-        submit_events(ids),
-        submit_events(ids),
+        submit_events(ids, conditional),
+        submit_events(ids, conditional),
         st.just(Start()),
         claim_events(),
         claim_events(),
@@ -214,7 +229,7 @@ def events(ids: Sequence[str] = DEFAULT_IDS) -> st.SearchStrategy[Event]:
         callback_events(ids),
         cancel_events(ids),
         st.just(Close()),
-        submit_batches(ids),
+        submit_batches(ids, conditional),
         complete_batches(ids),
     )
 
@@ -229,7 +244,7 @@ def number_events(sequence: Sequence[Event], first: int = 1) -> list[Event]:
         if isinstance(event, SubmitBatch):
             subs = []
             for m in event.submissions:
-                subs.append(Submit(m.task_id, m.deps, m.payload, EventId(next_id)))
+                subs.append(Submit(m.task_id, m.deps, m.payload, EventId(next_id), m.if_generation))
                 next_id += 1
             numbered.append(SubmitBatch(tuple(subs), batch_id))
         elif isinstance(event, CompleteBatch):
@@ -246,7 +261,7 @@ def number_events(sequence: Sequence[Event], first: int = 1) -> list[Event]:
 def _with_event_id(event: Event, event_id: EventId) -> Event:
     match event:
         case Submit():
-            return Submit(event.task_id, event.deps, event.payload, event_id)
+            return Submit(event.task_id, event.deps, event.payload, event_id, event.if_generation)
         case Start():
             return Start(event_id)
         case Claim():
@@ -266,7 +281,7 @@ def _with_event_id(event: Event, event_id: EventId) -> Event:
 
 
 def operation_sequences(
-    ids: Sequence[str] = DEFAULT_IDS, max_size: int = 30
+    ids: Sequence[str] = DEFAULT_IDS, max_size: int = 30, conditional: bool = True
 ) -> st.SearchStrategy[list[Event]]:
     """Random event sequences: a random graph first (as single submits), then anything.
 
@@ -278,7 +293,8 @@ def operation_sequences(
     def build(draw: st.DrawFn) -> list[Event]:
         graph = draw(st.one_of(dags(ids), graphs(ids)))
         prefix: list[Event] = [Submit(t, deps, f"fn-{t}") for t, deps in graph]
-        rest = draw(st.lists(st.one_of(events(ids), st.just(Start())), max_size=max_size))
+        each = st.one_of(events(ids, conditional), st.just(Start()))
+        rest = draw(st.lists(each, max_size=max_size))
         return number_events([*prefix, *rest])
 
     return build()

@@ -85,6 +85,8 @@ def _requests_for_events(events: Iterable[ev.Event]) -> Iterator[JsonObject]:
     for event in events:
         match event:
             case ev.Submit():
+                if event.if_generation is not None:
+                    raise ValueError("schedspec/1 has no conditional submission (SUB-12)")
                 yield {"op": "submit", "task": _json(event.task_id), "deps": _deps_json(event.deps)}
             case ev.Start():
                 yield {"op": "start"}
@@ -253,6 +255,8 @@ def error_of(rejection: fx.Rejection) -> JsonObject:
             data = _invalid("max_tasks", value, None)
         case fx.InvalidGeneration(task_id, value):
             data = _invalid("generation", value, task_id)
+        case fx.InvalidIfGeneration(task_id, value):
+            data = _invalid("if_generation", value, task_id)
         case fx.DuplicateDependency(task_id, dependency):
             data = {"task": task_id, "dependency": dependency}
         case fx.SchedulerClosed(task_id) | fx.GraphClosed(task_id) | fx.UnknownTask(task_id):
@@ -265,7 +269,9 @@ def error_of(rejection: fx.Rejection) -> JsonObject:
             data = {"cycles": [list(c) for c in cycles], "unexecutable": list(unexecutable)}
         case fx.NotStarted():
             data = {}
-        case fx.FutureGeneration(task_id, generation, current):
+        case fx.FutureGeneration(task_id, generation, current) | fx.GenerationMismatch(
+            task_id, generation, current
+        ):
             data = {"task": task_id, "generation": generation, "current": current}
         case fx.NotClaimed(task_id, generation, state):
             data = {"task": task_id, "generation": generation, "state": state.value}

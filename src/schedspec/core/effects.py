@@ -83,6 +83,26 @@ class RunningConflict:
 
 @fast_init
 @dataclass(frozen=True, slots=True)
+class InvalidIfGeneration:
+    """SUB-12: `if_generation` is neither None nor an int >= 0."""
+
+    task_id: TaskId
+    value: object
+
+
+@fast_init
+@dataclass(frozen=True, slots=True)
+class GenerationMismatch:
+    """SUB-12: a conditional submission on `generation` (its `if_generation`) that is not the
+    current one (`current` is 0 for a task with no version)."""
+
+    task_id: TaskId
+    generation: Generation
+    current: Generation
+
+
+@fast_init
+@dataclass(frozen=True, slots=True)
 class UnknownDependencies:
     """START-2, SUB-9: task id -> its sorted missing ids, tasks in submission order."""
 
@@ -166,6 +186,8 @@ Rejection = (
     | SchedulerClosed
     | GraphClosed
     | RunningConflict
+    | InvalidIfGeneration
+    | GenerationMismatch
     | UnknownDependencies
     | Cycles
     | NotStarted
@@ -309,11 +331,13 @@ __all__ = [
     "DuplicateDependency",
     "Effect",
     "FutureGeneration",
+    "GenerationMismatch",
     "Grant",
     "GraphClosed",
     "InvalidDependency",
     "InvalidDeps",
     "InvalidGeneration",
+    "InvalidIfGeneration",
     "InvalidMaxTasks",
     "InvalidTaskId",
     "NotClaimed",

@@ -16,12 +16,14 @@ from .types import EventId
 @fast_init
 @dataclass(frozen=True, slots=True)
 class Submit:
-    """submit(task_id, deps, fn) (SUB-*). `deps` keeps the submitted order."""
+    """submit(task_id, deps, fn, if_generation) (SUB-*). `deps` keeps the submitted order;
+    `if_generation` is None for an unconditional submission (SUB-12)."""
 
     task_id: object
     deps: object
     payload: object = None
     event_id: EventId = EventId(0)
+    if_generation: object = None
 
 
 @fast_init

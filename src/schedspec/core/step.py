@@ -33,11 +33,13 @@ from .effects import (
     DuplicateDependency,
     Effect,
     FutureGeneration,
+    GenerationMismatch,
     Grant,
     GraphClosed,
     InvalidDependency,
     InvalidDeps,
     InvalidGeneration,
+    InvalidIfGeneration,
     InvalidMaxTasks,
     InvalidTaskId,
     NotClaimed,
@@ -621,6 +623,10 @@ def _submit(tx: _Tx, ev: Submit) -> Reply:
     if found is None:
         found = find(tx.index, tid)
     old = None if found is None or tx.cells[found] & STATE_MASK == ABSENT else found
+    if ev.if_generation is not None:
+        problem = _condition_problem(tx, tid, old, ev.if_generation)
+        if problem is not None:
+            return Rejected(eid, problem)
     started = phase is _STARTED
     if started and old is None:
         return Rejected(eid, GraphClosed(tid))
@@ -635,6 +641,17 @@ def _submit(tx: _Tx, ev: Submit) -> Reply:
         if cycle is not None:
             return Rejected(eid, Cycles((cycle,), ()))
     return _accept_submit(tx, found, tid, deps, ev.payload)
+
+
+def _condition_problem(tx: _Tx, tid: TaskId, old: int | None, n: object) -> Rejection | None:
+    """SUB-12: why a conditional submission of `tid` (current version at `old`) is refused, or
+    None when `n` is the current generation (0 for a task with no version)."""
+    if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+        return InvalidIfGeneration(tid, n)
+    current = Generation(0) if old is None else tx.versions[old][GENERATION]
+    if n != current:
+        return GenerationMismatch(tid, Generation(int(n)), current)
+    return None
 
 
 def _deps_problem(tid: TaskId, deps: tuple[object, ...]) -> Rejection | None:

@@ -30,8 +30,8 @@ from ..core.types import Cause
 def request_of(event: ev.Event) -> naive.Request:
     """The naive request for one core event."""
     match event:
-        case ev.Submit(task_id, deps, payload):
-            return ("submit", task_id, deps, payload)
+        case ev.Submit(task_id, deps, payload, _, if_generation):
+            return ("submit", task_id, deps, payload, if_generation)
         case ev.Start():
             return ("start",)
         case ev.Claim(max_tasks):
@@ -87,6 +87,10 @@ def rejection_of(rejection: fx.Rejection) -> naive.Reply:
             return ("refused", "UnknownTaskError", (task_id,))
         case fx.FutureGeneration(task_id, generation, current):
             return ("refused", "FutureGenerationError", (task_id, generation, current))
+        case fx.InvalidIfGeneration(task_id, value):
+            return ("refused", "InvalidArgumentError", ("if_generation", value, task_id))
+        case fx.GenerationMismatch(task_id, generation, current):
+            return ("refused", "GenerationMismatchError", (task_id, generation, current))
         case fx.NotClaimed(task_id, generation, state):
             return ("refused", "NotClaimedError", (task_id, generation, _state(state)))
         case fx.CancelNotRequested(task_id, generation):

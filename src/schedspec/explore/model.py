@@ -23,9 +23,10 @@ Moves, as in `Next` of the TLA+ spec:
 - `Close()` when the scope enables close.
 
 `probes(scope, node)` lists the rest of what a caller can send in a node: every operation in
-every state, the caller's mistakes included (DONE-6, SUB-1, SUB-2, SUB-9, CLAIM-2, CANCEL-4,
-CANCEL-5): callbacks for never-claimed, future, unknown and stale versions, `ConfirmCancel`
-without a request, every refused submission, submissions past the scope's generation bound,
+every state, the caller's mistakes included (DONE-6, SUB-1, SUB-2, SUB-9, SUB-12, CLAIM-2,
+CANCEL-4, CANCEL-5): callbacks for never-claimed, future, unknown and stale versions,
+`ConfirmCancel` without a request, every refused submission, conditional submissions on the
+current generation and, of one task, on others, submissions past the scope's generation bound,
 claims of every size and of none, `Cancel` and `Close` where the scope does not explore them.
 A probe is checked like any move (every transition property, the naive differential, and the
 state invariants of the state it leads to), but the state it leads to is not explored further,
@@ -71,7 +72,11 @@ class Move:
         e = self.event
         match e:
             case ev.Submit():
-                text = f"Submit({e.task_id!r}, {list(e.deps)!r})"  # type: ignore[call-overload]
+                text = f"Submit({e.task_id!r}, {list(e.deps)!r}"  # type: ignore[call-overload]
+                condition = (
+                    "" if e.if_generation is None else f", if_generation={e.if_generation!r}"
+                )
+                text += condition + ")"
             case ev.Claim():
                 text = f"Claim(max_tasks={e.max_tasks})"
             case ev.Complete() | ev.Fail() | ev.ConfirmCancel():
@@ -159,6 +164,17 @@ def _probes(scope: Scope, node: Node) -> list[Move]:
         Move("Submit", ev.Submit(first, ("",))),
         Move("Submit", ev.Submit(first, (first, first))),
     ]
+    # Conditional submissions (SUB-12): of every task on its current generation, accepted
+    # wherever the plain submission is; of the first task also on the next and an older one,
+    # and on values that are not generations. The condition compares one number and comes
+    # before every check but the form and the phase (SUB-11), so the first task stands for all.
+    for t in scope.tasks:
+        ds = scope.dep_choices[t][0] if scope.dep_choices[t] else ()
+        current = core.generation_of(t) or 0  # type: ignore[arg-type]
+        conditions = [current]
+        if t == first:
+            conditions += [current + 1, current - 1, -1, True] if current else [1, -1, True]
+        found += [Move("Submit", ev.Submit(t, ds, if_generation=n)) for n in conditions]
     # Claims of no task, of more than fit, without a limit, and refused ones (CLAIM-2).
     worker = scope.workers[0]
     found += [Move("Claim", ev.Claim(n), worker) for n in (None, 0, scope.limit + 1, -1, True)]

@@ -89,6 +89,8 @@ def event_data(move: Move) -> dict[str, Any]:
             data |= {"task_id": e.task_id, "deps": list(e.deps)}  # type: ignore[call-overload]
             if not isinstance(e.deps, tuple):
                 data["deps_type"] = type(e.deps).__name__  # a probe's malformed deps (SUB-1)
+            if e.if_generation is not None:
+                data["if_generation"] = e.if_generation
         case ev.Claim():
             data["max_tasks"] = e.max_tasks
         case ev.Complete() | ev.Fail() | ev.ConfirmCancel() | ev.Cancel():
@@ -105,7 +107,11 @@ def move_from(data: dict[str, Any]) -> Move:
     match label:
         case "Submit":
             deps = data["deps"]
-            event = ev.Submit(data["task_id"], deps if data.get("deps_type") else tuple(deps))
+            event = ev.Submit(
+                data["task_id"],
+                deps if data.get("deps_type") else tuple(deps),
+                if_generation=data.get("if_generation"),
+            )
         case "Start":
             event = ev.Start()
         case "Claim":

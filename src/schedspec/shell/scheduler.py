@@ -340,10 +340,20 @@ class TaskScheduler:
 
     # Operations.
 
-    def submit(self, task_id: str, deps: Iterable[str], fn: Callable[..., Any]) -> int:
+    def submit(
+        self,
+        task_id: str,
+        deps: Iterable[str],
+        fn: Callable[..., Any],
+        if_generation: int | None = None,
+    ) -> int:
         """Submit a version of `task_id` that depends on `deps` and runs `fn`; return its
         generation: 1 for a new id, one more than the replaced version's for a re-submission
         (VER-1, SUB-6).
+
+        With `if_generation=n`, only if `n` is the task's current generation (0: the task has
+        no version yet), so that the submission takes effect at most once however often it is
+        sent, and a caller that lost the reply can send it again (SUB-12, RESTART-4).
 
         `deps` is read in its iteration order, the submitted order (SUB-1), which decides the
         first cause of a blocked version (SUB-5). The new version's state is decided now, from
@@ -359,22 +369,28 @@ class TaskScheduler:
                 of them (a str included) or raised while read, or `fn` is not callable (SUB-1).
             SchedulerClosedError: the scheduler is closing or closed (SUB-10).
             DuplicateDependencyError: an id appears twice in `deps` (SUB-2).
+            InvalidArgumentError: `if_generation` is neither None nor an int >= 0 (SUB-12).
+            GenerationMismatchError: `if_generation` is not the current generation; its
+                `current` says which is (SUB-12).
             GraphClosedError: after `start()`, `task_id` was never submitted (SUB-9).
             ConflictError: the current version of `task_id` is running (SUB-7).
             UnknownDependencyError: after `start()`, a dependency was never submitted (SUB-9).
             CycleError: after `start()`, the new dependencies would close a cycle; `cycles`
                 holds it (SUB-9).
         """
-        sub = _submission(task_id, deps, fn)
-        effects = self._apply(lambda eid: ev.Submit(sub.task_id, sub.deps, sub.payload, eid))
+        sub = _submission(task_id, deps, fn, if_generation)
+        effects = self._apply(
+            lambda eid: ev.Submit(sub.task_id, sub.deps, sub.payload, eid, sub.if_generation)
+        )
         reply = effects[0]
         assert isinstance(reply, fx.Submitted)
         return reply.generation
 
-    def submit_many(self, items: Iterable[tuple[str, Iterable[str], Callable[..., Any]]]) -> None:
+    def submit_many(self, items: Iterable[tuple[Any, ...]]) -> None:
         """Submit several versions in one step; same meaning as one `submit` each (EFFECT-4).
 
-        Each item is a `(task_id, deps, fn)` triple, judged as `submit` judges its arguments,
+        Each item is a `(task_id, deps, fn)` triple, or a `(task_id, deps, fn, if_generation)`
+        quadruple for a conditional submission (SUB-12), judged as `submit` judges its arguments,
         in order, as by a loop that goes on past a refused `submit`: a refused item is left
         out and the others are submitted. Then the error of the first refused item, if any, is
         raised. Items that raise while being read end the reading there.
@@ -386,7 +402,7 @@ class TaskScheduler:
         try:
             for i, item in enumerate(items):
                 try:
-                    subs.append(_submission(*_triple(i, item)))
+                    subs.append(_submission(*_item(i, item)))
                     positions.append(i)
                 except SchedulerError as e:
                     refusals.append((i, e))
@@ -679,27 +695,31 @@ def _read_deps(task_id: object, deps: object) -> object:
     return tuple(read)
 
 
-def _triple(i: int, item: object) -> tuple[object, object, object]:
-    """Item `i` of `submit_many` as `(task_id, deps, fn)`, or why it is not one."""
+def _item(i: int, item: object) -> tuple[object, object, object, object]:
+    """Item `i` of `submit_many` as `(task_id, deps, fn, if_generation)`, `if_generation` None
+    for a triple, or why it is neither a triple nor such a quadruple."""
     try:
-        fields = tuple(itertools.islice(item, 4))  # type: ignore[call-overload]
-        task_id, deps, fn = fields
+        fields = tuple(itertools.islice(item, 5))  # type: ignore[call-overload]
+        task_id, deps, fn, if_generation = fields if len(fields) != 3 else (*fields, None)
     except (TypeError, ValueError):
         raise InvalidArgumentError(
-            f"item {i} of submit_many must be a (task_id, deps, fn) triple, "
-            f"got {type(item).__name__} {shown(item)}"
+            f"item {i} of submit_many must be a (task_id, deps, fn) triple or a (task_id, deps, "
+            f"fn, if_generation) quadruple, got {type(item).__name__} {shown(item)}"
         ) from None
-    return task_id, deps, fn
+    return task_id, deps, fn, if_generation
 
 
-def _submission(task_id: object, deps: object, fn: object) -> ev.Submit:
-    """The core's `Submit` for `submit(task_id, deps, fn)`, or the shell's own refusal of a
-    function that is not callable or of deps that cannot be read."""
+def _submission(
+    task_id: object, deps: object, fn: object, if_generation: object = None
+) -> ev.Submit:
+    """The core's `Submit` for `submit(task_id, deps, fn, if_generation)`, or the shell's own
+    refusal of a function that is not callable or of deps that cannot be read."""
     if not callable(fn):
         raise InvalidArgumentError(
             f"fn of {shown(task_id)} must be callable, got {type(fn).__name__} {shown(fn)}"
         )
-    return ev.Submit(_plain(task_id), _read_deps(task_id, deps), fn)
+    plain = _plain(task_id)
+    return ev.Submit(plain, _read_deps(task_id, deps), fn, if_generation=if_generation)
 
 
 def _retry_order(state: State, key: object) -> list[TaskId]:
