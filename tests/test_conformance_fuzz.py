@@ -44,6 +44,7 @@ from schedspec.conformance.protocol import PROTOCOL, JsonObject
 from schedspec.conformance.reference import ReferenceImplementation
 from schedspec.conformance.strategies import (
     FILLER,
+    MISSING_ID,
     Knowledge,
     Op,
     Program,
@@ -259,6 +260,40 @@ def test_adversarial_ops_aim_where_dependents_wait() -> None:
     assert fan_in == {"op": "fail", "task": "a", "generation": 1, "error": "boom"}
 
 
+def test_a_mistaken_callback_names_a_real_task_in_each_way_a_caller_gets_it_wrong() -> None:
+    """Most `bogus` callbacks are mistakes aimed at a real task (DONE-6, DONE-7, CANCEL-4):
+    the current version of a task never claimed, an unhashable id with a plain generation,
+    the next generation, and values that are not generations, those mostly for a running
+    version (`true` for its generation 1)."""
+    k = Knowledge(("a", "b"))
+    k.learn_claims({"claimed": [{"task": "a", "generation": 1}]})
+    k.learn_snapshot(
+        {
+            "tasks": {
+                "a": {"generation": 1, "state": "running"},
+                "b": {"generation": 1, "state": "pending"},
+            }
+        }
+    )
+    requests = [k.request(Op("bogus", (0, way, 0))) for way in range(8)]
+    assert requests[0] == {"op": "complete", "task": "b", "generation": 1}  # never claimed
+    assert requests[1] == {"op": "complete", "task": ["a"], "generation": 1}
+    assert requests[2] == {"op": "complete", "task": "a", "generation": 2}
+    assert requests[5] == requests[1]
+    wrong = [(r["task"], r["generation"]) for r in (*requests[3:5], *requests[6:]) if r]
+    assert wrong == [("a", True), ("a", True), ("a", 0), ("a", 0)]
+    fail = k.request(Op("bogus", (0, 3, 1)))
+    assert fail == {"op": "fail", "task": "a", "generation": True, "error": "mistaken"}
+    values = {k.request(Op("bogus", (0, 6, q)))["generation"] for q in range(4)}  # type: ignore[index]
+    assert values == {0, -1, None, "1"}
+    # A late callback sometimes sends generation 1 as `true`, as a careless worker would.
+    assert k.request(Op("late", (0, 0, 3)))["generation"] is True  # type: ignore[index]
+    assert k.request(Op("late", (0, 0, 2)))["generation"] == 1  # type: ignore[index]
+    # Before anything was submitted, and one time in four, it names anything at all.
+    assert Knowledge(("a",)).request(Op("bogus", (0, 0, 0))) is not None
+    assert k.request(Op("bogus", (3, 0, 0))) == {"op": "complete", "task": "", "generation": 1}
+
+
 def test_a_late_callback_is_first_the_duplicate_that_would_release_a_fan_in_early() -> None:
     """`a` succeeded and `c` still waits for `b`: while that lasts, `late_waited` always
     sends the duplicate `complete` of `a`'s current version (DONE-4), never the stale one of
@@ -364,6 +399,23 @@ def test_some_programs_put_their_graph_across_sequence_number_64() -> None:
         {"task": "b", "generation": 1},
     ]
     assert replies[-1]["claimed"] == [{"task": f"{FILLER}spacer", "generation": 63}]
+
+
+def test_after_start_a_malformed_submission_may_be_of_a_new_id() -> None:
+    """SUB-9: after start, `malformed_submit` sometimes submits an id no graph submits, or
+    a task that depends on it."""
+    knowledge = Knowledge(("a", "b"))
+    assert knowledge.request(Op("malformed_submit", (1, 1, 2)))["task"] != MISSING_ID  # type: ignore[index]
+    knowledge.learn_snapshot({"phase": "started", "tasks": {}})
+    new = knowledge.request(Op("malformed_submit", (1, 1, 2)))
+    assert new == {"op": "submit", "task": MISSING_ID, "deps": []}
+    rewired = knowledge.request(Op("malformed_submit", (1, 0, 2)))
+    assert rewired == {"op": "submit", "task": "a", "deps": [MISSING_ID]}
+    # A bad dependency alone, or after a good one (SUB-1).
+    alone = knowledge.request(Op("malformed_submit", (6, 0, 0)))
+    assert alone == {"op": "submit", "task": "a", "deps": [""]}
+    after = knowledge.request(Op("malformed_submit", (2, 0, 0)))
+    assert after == {"op": "submit", "task": "a", "deps": ["a", ""]}
 
 
 def test_dependents_first_submits_each_task_before_its_dependencies() -> None:

@@ -413,7 +413,10 @@ class Knowledge:
                 if not self.claimed:
                     return None
                 claimed = self.claimed[p[0] % len(self.claimed)]
-                return self._callback(CALLBACK_KINDS[p[1] % 4], *claimed, p[2])
+                late = self._callback(CALLBACK_KINDS[p[1] % 4], *claimed, p[2])
+                if late["generation"] == 1 and p[2] % 4 == 3:
+                    late["generation"] = True  # a worker that sends its generation 1 as `true`
+                return late
             case "submit":
                 deps: list[JsonValue] = list(dict.fromkeys(self._task(q) for q in op.picks[1:]))
                 return {"op": "submit", "task": self._task(p[0]), "deps": deps}
@@ -516,7 +519,8 @@ class Knowledge:
                 kind = ("complete", "fail", "cancel", "confirm_cancel")[p[1] % 4]
                 return self._callback(kind, *running, p[2])
             case "bogus":
-                return self._bogus(p)
+                # Mostly a mistake aimed at a real task; else anything at all.
+                return self._bogus(p) if p[0] % 4 == 3 else self._mistaken_callback(p)
             case "malformed_submit":
                 return self._malformed_submit(p)
             case "query":
@@ -545,9 +549,56 @@ class Knowledge:
             request["error"] = "bogus"
         return request
 
+    def _mistaken_callback(self, p: tuple[int, ...]) -> JsonObject:
+        """A callback or cancel naming a submitted task, mistaken in one way (DONE-6, DONE-7,
+        CANCEL-4): its current generation while never claimed, a value that is not a
+        generation (mostly `true` for a running generation 1, which a careless `== 1` takes for
+        it), the next generation, or an unhashable task id beside a plain generation. A mistake
+        refused only on an implementation's general path, past its fast path for the usual
+        case, shows only so. Never a request the contract accepts (a cancel of a version never
+        claimed, or with no generation, is one), so that the session goes on as it would
+        have."""
+        unclaimed = [t for t, g in self.generations.items() if (t, g) not in self.claimed]
+        way = p[1] % 8
+        if not self.generations or (way == 0 and not unclaimed):
+            return self._bogus(p)
+        kind = CALLBACK_KINDS[p[2] % 4]
+        callback = ("complete", "fail", "confirm_cancel")[p[2] % 3]
+        tasks = list(self.generations)
+        running = [t for t, _ in self.running] or tasks
+        task: JsonValue
+        generation: JsonValue
+        match way:
+            case 0:  # the current version, never claimed (NotClaimed, DONE-6)
+                kind, task = callback, unclaimed[p[0] % len(unclaimed)]
+                generation = self.generations[task]
+            case 1 | 5:  # an unhashable task id with a plain generation
+                unhashable: tuple[JsonValue, ...] = (["a"], {"a": 1})
+                task, generation = unhashable[p[0] % 2], 1
+            case 2:  # the next generation (FutureGenerationError)
+                task = tasks[p[0] % len(tasks)]
+                generation = self.generations[task] + 1
+            case 3 | 4:  # `true` for a running generation 1, where a careless `== 1` bites
+                first = [t for t, g in self.running if g == 1] or running
+                kind, task, generation = callback, first[p[0] % len(first)], True
+            case _:  # another value that is not a generation; no generation is a mistake
+                task = running[p[0] % len(running)]
+                generation = (0, -1, None, "1")[p[2] % 4]
+                if generation is None:
+                    kind = callback
+        request: JsonObject = {"op": kind, "task": task, "generation": generation}
+        if kind == "fail":
+            request["error"] = "mistaken"
+        return request
+
     def _malformed_submit(self, p: tuple[int, ...]) -> JsonObject:
-        """A submission the contract refuses: a bad id, bad deps, a bad or repeated dep."""
+        """A submission the contract refuses: a bad id, bad deps, a bad or repeated dep (alone,
+        or after a good one), or, after start, a new id or a dependency on one (SUB-9)."""
         task = self._task(p[1])
+        if self.phase != "open" and p[2] % 3 == 2:
+            if p[1] % 2:
+                return {"op": "submit", "task": MISSING_ID, "deps": []}
+            return {"op": "submit", "task": task, "deps": [MISSING_ID]}
         match p[0] % 4:
             case 0:
                 return {"op": "submit", "task": BAD_TASK_IDS[p[1] % len(BAD_TASK_IDS)], "deps": []}
@@ -555,7 +606,8 @@ class Knowledge:
                 return {"op": "submit", "task": task, "deps": BAD_DEPS[p[2] % len(BAD_DEPS)]}
             case 2:
                 bad = BAD_TASK_IDS[p[2] % len(BAD_TASK_IDS)]
-                return {"op": "submit", "task": task, "deps": [self._task(p[2]), bad]}
+                deps: list[JsonValue] = [bad] if p[0] // 4 % 2 else [self._task(p[2]), bad]
+                return {"op": "submit", "task": task, "deps": deps}
             case _:
                 dep = self._task(p[2])
                 return {"op": "submit", "task": task, "deps": [dep, dep]}
