@@ -553,11 +553,11 @@ class Knowledge:
         """A callback or cancel naming a submitted task, mistaken in one way (DONE-6, DONE-7,
         CANCEL-4): its current generation while never claimed, a value that is not a
         generation (mostly `true` for a running generation 1, which a careless `== 1` takes for
-        it), the next generation, or an unhashable task id beside a plain generation. A mistake
-        refused only on an implementation's general path, past its fast path for the usual
-        case, shows only so. Never a request the contract accepts (a cancel of a version never
-        claimed, or with no generation, is one), so that the session goes on as it would
-        have."""
+        it), the next generation, none, or an unknown or unhashable task id beside a plain
+        generation. A mistake refused only on an implementation's general path, past its fast
+        path for the usual case, shows only so. Never a request the contract accepts (a cancel
+        of a version never claimed, or with no generation, is one), so that the session goes
+        on as it would have."""
         unclaimed = [t for t, g in self.generations.items() if (t, g) not in self.claimed]
         way = p[1] % 8
         if not self.generations or (way == 0 and not unclaimed):
@@ -572,7 +572,7 @@ class Knowledge:
             case 0:  # the current version, never claimed (NotClaimed, DONE-6)
                 kind, task = callback, unclaimed[p[0] % len(unclaimed)]
                 generation = self.generations[task]
-            case 1 | 5:  # an unhashable task id with a plain generation
+            case 1:  # an unhashable task id with a plain generation
                 unhashable: tuple[JsonValue, ...] = (["a"], {"a": 1})
                 task, generation = unhashable[p[0] % 2], 1
             case 2:  # the next generation (FutureGenerationError)
@@ -581,11 +581,13 @@ class Knowledge:
             case 3 | 4:  # `true` for a running generation 1, where a careless `== 1` bites
                 first = [t for t, g in self.running if g == 1] or running
                 kind, task, generation = callback, first[p[0] % len(first)], True
-            case _:  # another value that is not a generation; no generation is a mistake
+            case 5:  # a task never submitted, with a plain generation (UnknownTaskError)
+                task, generation = "unknown", 1
+            case 6:  # no generation: a callback must name one
+                kind, task, generation = callback, running[p[0] % len(running)], None
+            case _:  # another value that is not a generation
                 task = running[p[0] % len(running)]
-                generation = (0, -1, None, "1")[p[2] % 4]
-                if generation is None:
-                    kind = callback
+                generation = (0, -1, "1")[p[2] % 3]
         request: JsonObject = {"op": kind, "task": task, "generation": generation}
         if kind == "fail":
             request["error"] = "mistaken"
