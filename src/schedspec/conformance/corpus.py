@@ -45,6 +45,11 @@ NOT_OBSERVABLE: dict[str, str] = {
     "RESTART-1": "crashes and persistence are outside the protocol",
     "RESTART-2": "crashes and persistence are outside the protocol",
     "RESTART-3": "crashes and persistence are outside the protocol",
+    "RESTART-4": "which retries are safe; a retried callback, cancel, start or close is an "
+    "ordinary request that DONE-4, DONE-5, CANCEL-3, CANCEL-5, START-1 and CLOSE-4 decide, and "
+    "the one new form, the conditional submission, is not in schedspec/1",
+    "SUB-12": "schedspec/1 has no conditional submission; a new request form makes a new "
+    "protocol version (section 8)",
 }
 # Protocol rules that every exchange exercises and the runner checks, rather than a scenario.
 CHECKED_ON_EVERY_EXCHANGE: dict[str, str] = {
