@@ -416,6 +416,41 @@ def test_after_start_a_malformed_submission_may_be_of_a_new_id() -> None:
     assert alone == {"op": "submit", "task": "a", "deps": [""]}
     after = knowledge.request(Op("malformed_submit", (2, 0, 0)))
     assert after == {"op": "submit", "task": "a", "deps": ["a", ""]}
+    # Not once a `submit` op has submitted that id before start: it would be accepted.
+    knowledge.learn_snapshot({"phase": "started", "tasks": {MISSING_ID: {"generation": 1}}})
+    assert knowledge.request(Op("malformed_submit", (1, 1, 2)))["task"] != MISSING_ID  # type: ignore[index]
+
+
+def test_an_op_with_nothing_to_name_sends_a_mistake_that_changes_nothing() -> None:
+    """A third of all ops have nothing to name when drawn (a late callback before any claim, a
+    cancel race with nothing running): each sends a caller's mistake instead, a malformed
+    submission or a mistaken callback, which every implementation must refuse, so that the
+    session's state, and every later op, is as it would have been without it."""
+    reference = ReferenceImplementation()
+    ids = itertools.count()
+
+    def send(request: JsonObject) -> JsonObject:
+        return reference.handle({**request, "id": next(ids)})
+
+    assert send({"op": "create", "protocol": PROTOCOL, "max_concurrency": 1})["ok"] is True
+    knowledge = Knowledge(("a", "b"))
+    assert knowledge.request(Op("cancel_running", (0, 0, 0))) is None  # nothing submitted yet
+    for request in ({"op": "submit", "task": "a", "deps": []}, {"op": "start"}):
+        send(request)
+    knowledge.learn_snapshot(
+        {"phase": "started", "tasks": {"a": {"generation": 1, "state": "ready"}}}
+    )
+    before = send({"op": "query_all"})
+    picks = [(q, w, q) for q in range(6) for w in range(8)]
+    sent = [knowledge.request(Op(kind, p)) for kind in ("late", "cancel_running") for p in picks]
+    kinds = {r["op"] for r in sent if r is not None}
+    assert kinds == {"submit", "complete", "fail", "confirm_cancel", "cancel"}, kinds
+    replies = [send(r) for r in sent if r is not None]
+    assert all(reply["ok"] is False for reply in replies), replies
+    assert {k: v for k, v in send({"op": "query_all"}).items() if k != "id"} == {
+        k: v for k, v in before.items() if k != "id"
+    }
+    assert knowledge.last_callback is None  # `repeat` still repeats the session's own
 
 
 def test_dependents_first_submits_each_task_before_its_dependencies() -> None:

@@ -32,6 +32,7 @@ from schedspec.core import invariants as inv
 from schedspec.core.effects import Claimed, Effect, Grant, Submitted, Transitioned
 from schedspec.core.state import (
     ABSENT,
+    BLOCKED,
     CANCEL_REQUESTED,
     CLAIMED,
     PENDING,
@@ -272,6 +273,21 @@ STATE_CASES: list[tuple[str, Callable[[State], list[str]], Callable[[], State], 
         ],
     ),
     (
+        "blocked versions whose causes name an unhashable id and a generation that is not one",
+        inv.BlockedHasRootCause,
+        lambda: with_data(
+            with_data(built(1, B_AND_C_ON_A_CANCELLED), "b", Cause(["a"], 1, TaskState.CANCELLED)),  # type: ignore[arg-type]
+            "c",
+            Cause("a", "1", TaskState.CANCELLED),  # type: ignore[arg-type]
+        ),
+        [
+            "'b' is blocked by an unknown version"
+            " Cause(task_id=['a'], generation=1, state=<TaskState.CANCELLED: 'cancelled'>)",
+            "'c' is blocked by an unknown version"
+            " Cause(task_id='a', generation='1', state=<TaskState.CANCELLED: 'cancelled'>)",
+        ],
+    ),
+    (
         "a blocked version whose cause gives its version the wrong state",
         inv.BlockedHasRootCause,
         # a was cancelled, not failed
@@ -489,6 +505,33 @@ def test_a_step_that_lost_every_effect_is_reported_not_raised() -> None:
     after, _ = step(before, Fail("a", 1))
     assert inv.check_transition(before, after, (), Fail("a", 1)) == [
         "EveryChangeNotified: 'a' changed (1, 2) -> (1, 4) without a notification"
+    ]
+
+
+def test_released_only_when_deps_succeeded_names_a_release_the_index_does_not_hold() -> None:
+    """STATE-4: a release notified for a task never submitted is reported, not asserted on."""
+    before = built(1, [Submit("a", ()), Start(), Claim()])
+    after, effects = step(before, Complete("a", 1))
+    ghost = Transitioned(0, "z", 1, TaskState.PENDING, TaskState.READY)  # type: ignore[arg-type]
+    found = inv.ReleasedOnlyWhenDepsSucceeded(before, after, (*effects, ghost), Complete("a", 1))
+    assert found == ["released 'z', which the index does not hold"]
+
+
+def test_blocked_by_picked_cause_names_a_submission_blocked_with_no_unsuccessful_dependency() -> (
+    None
+):
+    """BLOCK-2, SUB-5: b submitted again behind the succeeded a, but blocked at once: no
+    dependency is unsuccessful, so the rule picks no cause, and that is the report (not a
+    raise)."""
+    before = built(1, [Submit("a", ()), Submit("b", ("a",)), Start(), Claim(), Complete("a", 1)])
+    after, _ = step(before, Submit("b", ("a",)))
+    after = with_cell(after, "b", BLOCKED)
+    effects = (
+        Submitted(0, "b", 2, TaskState.BLOCKED, None),  # type: ignore[arg-type]
+        Transitioned(0, "b", 2, None, TaskState.BLOCKED),  # type: ignore[arg-type]
+    )
+    assert inv.BlockedByPickedCause(before, after, effects, Submit("b", ("a",))) == [
+        "'b' blocked at submission with no unsuccessful dependency"
     ]
 
 

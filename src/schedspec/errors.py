@@ -167,26 +167,24 @@ class CancelledByRequest(Exception):
     """Raised by a task function (via `token.raise_if_cancelled()`) to confirm a cancellation."""
 
 
+def _invalid(what: str, rule: str, value: object, rejection: fx.Rejection) -> SchedulerError:
+    """An argument of the wrong form: which it is, what it must be, and what it was."""
+    return InvalidArgumentError(
+        f"{what} must be {rule}, got {type(value).__name__} {shown(value)}", rejection
+    )
+
+
 def error_for(rejection: fx.Rejection) -> SchedulerError:
     """The exception that tells the caller exactly what was wrong."""
     match rejection:
         case fx.InvalidTaskId(value):
-            return InvalidArgumentError(
-                f"task id must be a non-empty str, got {type(value).__name__} {shown(value)}",
-                rejection,
-            )
+            return _invalid("task id", "a non-empty str", value, rejection)
         case fx.InvalidDeps(task_id, value):
-            return InvalidArgumentError(
-                f"deps of {shown(task_id)} must be an iterable of task ids (not a str), "
-                f"got {type(value).__name__} {shown(value)}",
-                rejection,
+            return _invalid(
+                f"deps of {shown(task_id)}", "an iterable of task ids (not a str)", value, rejection
             )
         case fx.InvalidDependency(task_id, value):
-            return InvalidArgumentError(
-                f"dependency of {shown(task_id)} must be a non-empty str, "
-                f"got {type(value).__name__} {shown(value)}",
-                rejection,
-            )
+            return _invalid(f"dependency of {shown(task_id)}", "a non-empty str", value, rejection)
         case fx.DuplicateDependency(task_id, dependency):
             return DuplicateDependencyError(
                 f"task {shown(task_id)} names dependency {shown(dependency)} more than once",
@@ -208,10 +206,8 @@ def error_for(rejection: fx.Rejection) -> SchedulerError:
                 rejection,
             )
         case fx.InvalidIfGeneration(task_id, value):
-            return InvalidArgumentError(
-                f"if_generation for {shown(task_id)} must be None or an int >= 0, "
-                f"got {type(value).__name__} {shown(value)}",
-                rejection,
+            return _invalid(
+                f"if_generation for {shown(task_id)}", "None or an int >= 0", value, rejection
             )
         case fx.GenerationMismatch(task_id, generation, current):
             return GenerationMismatchError(
@@ -229,18 +225,11 @@ def error_for(rejection: fx.Rejection) -> SchedulerError:
         case fx.NotStarted():
             return NotStartedError("ready() called before start()", rejection)
         case fx.InvalidMaxTasks(value):
-            return InvalidArgumentError(
-                f"max_tasks must be None or an int >= 0, got {type(value).__name__} {shown(value)}",
-                rejection,
-            )
+            return _invalid("max_tasks", "None or an int >= 0", value, rejection)
         case fx.UnknownTask(task_id):
             return UnknownTaskError(f"task {shown(task_id)} was never submitted", rejection)
         case fx.InvalidGeneration(task_id, value):
-            return InvalidArgumentError(
-                f"generation for {shown(task_id)} must be an int >= 1, "
-                f"got {type(value).__name__} {shown(value)}",
-                rejection,
-            )
+            return _invalid(f"generation for {shown(task_id)}", "an int >= 1", value, rejection)
         case fx.FutureGeneration(task_id, generation, current):
             return FutureGenerationError(
                 f"task {shown(task_id)} has no generation {generation} yet (current is {current})",

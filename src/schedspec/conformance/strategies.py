@@ -388,11 +388,28 @@ class Knowledge:
         return MISSING_ID if pick == 13 else self.ids[pick % len(self.ids)]
 
     def request(self, op: Op) -> JsonObject | None:
-        """The request `op` stands for now, or None when it has nothing to name."""
+        """The request `op` stands for now. An op with nothing to name (a late callback before
+        any claim, say: a third of all ops) sends a caller's mistake instead (`_idle_mistake`),
+        which changes nothing, so the session goes on exactly as it would have; None only
+        before anything was submitted."""
         request = self._request(op)
-        if request is not None and request["op"] in CALLBACK_KINDS:
+        if request is None:
+            return self._idle_mistake((*op.picks, 0, 0, 0))
+        if request["op"] in CALLBACK_KINDS:
             self.last_callback = request
         return request
+
+    def _idle_mistake(self, p: tuple[int, ...]) -> JsonObject | None:
+        """A request every implementation must refuse, in place of an op with nothing to name:
+        one time in three a malformed submission, else a mistaken callback (never `_bogus`,
+        which may name a real version and be accepted). Not a callback to repeat: `repeat`
+        repeats the session's own last one."""
+        if not self.generations:
+            return None
+        unclaimed = any((t, g) not in self.claimed for t, g in self.generations.items())
+        if p[0] % 3 == 0 or (p[1] % 8 == 0 and not unclaimed):
+            return self._malformed_submit(p)
+        return self._mistaken_callback(p)
 
     def _request(self, op: Op) -> JsonObject | None:
         p = (*op.picks, 0, 0, 0)
@@ -597,7 +614,8 @@ class Knowledge:
         """A submission the contract refuses: a bad id, bad deps, a bad or repeated dep (alone,
         or after a good one), or, after start, a new id or a dependency on one (SUB-9)."""
         task = self._task(p[1])
-        if self.phase != "open" and p[2] % 3 == 2:
+        # After start, the id no graph submits, unless a `submit` op did submit it before.
+        if self.phase != "open" and p[2] % 3 == 2 and MISSING_ID not in self.generations:
             if p[1] % 2:
                 return {"op": "submit", "task": MISSING_ID, "deps": []}
             return {"op": "submit", "task": task, "deps": [MISSING_ID]}

@@ -193,8 +193,12 @@ def BlockedHasRootCause(s: State) -> list[str]:
         ):
             problems.append(f"{_name(s, i)!r} is blocked with cause {cause!r}")
             continue
-        root = find(s.index, cause.task_id)
-        if root is None or _generation(s, root) < cause.generation:
+        root = find(s.index, cause.task_id) if isinstance(cause.task_id, str) else None
+        if (
+            root is None
+            or not isinstance(cause.generation, int)
+            or _generation(s, root) < cause.generation
+        ):
             problems.append(f"{_name(s, i)!r} is blocked by an unknown version {cause!r}")
         elif (
             _generation(s, root) == cause.generation
@@ -338,8 +342,10 @@ def ReleasedOnlyWhenDepsSucceeded(
         # A new version's readiness is decided from its dependencies at submission, and a
         # later member of a batch may already have replaced it; releases are checked here.
         if isinstance(e, Transitioned) and e.target is TaskState.READY and e.source is not None:
-            released = find(after.index, e.task_id)
-            assert released is not None
+            released = find(after.index, e.task_id) if isinstance(e.task_id, str) else None
+            if released is None:
+                problems.append(f"released {e.task_id!r}, which the index does not hold")
+                continue
             unmet = [
                 _name(after, d)
                 for d in _deps(after, released)
@@ -479,13 +485,13 @@ def _unsuccessful_root(s: State, event: Event, effects: tuple[Effect, ...]) -> i
     return find(s.index, event.task_id)
 
 
-def _root_cause_of(s: State, d: int) -> Cause:
-    """BLOCK-2: the cause a dependent of the unsuccessful version `d` inherits."""
+def _root_cause_of(s: State, d: int) -> object:
+    """BLOCK-2: the cause a dependent of the unsuccessful version `d` inherits: a blocked
+    one's recorded cause, whatever a broken core recorded there (`BlockedHasRootCause` judges
+    the record itself)."""
     code = s.cells[d] & STATE_MASK
     if code == BLOCKED:
-        cause = s.data[d]
-        assert isinstance(cause, Cause)
-        return cause
+        return s.data[d]
     return Cause(_name(s, d), _generation(s, d), STATE_OF[code])  # type: ignore[arg-type]
 
 
@@ -504,8 +510,11 @@ def BlockedByPickedCause(
         return []
     if isinstance(event, Submit):
         first = next(
-            d for d in _deps(after, root) if d != root and after.cells[d] & STATE_MASK in _DOWN
+            (d for d in _deps(after, root) if d != root and after.cells[d] & STATE_MASK in _DOWN),
+            None,
         )
+        if first is None:
+            return [f"{event.task_id!r} blocked at submission with no unsuccessful dependency"]
         want = _root_cause_of(after, first)
     else:
         want = _root_cause_of(after, root)

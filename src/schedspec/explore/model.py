@@ -215,8 +215,14 @@ def _probes(scope: Scope, node: Node) -> list[Move]:
 def apply(node: Node, move: Move, step: Step = core_step) -> tuple[Node, tuple[Effect, ...]]:
     """Send one move to the core; the same `node` comes back when nothing changed."""
     after, effects = step(node.core, move.event)
+    return advance(node, move, after, effects), effects
+
+
+def advance(node: Node, move: Move, after: State, effects: tuple[Effect, ...]) -> Node:
+    """The node the core's answer `after, effects` to `move` leads to: `node` itself when the
+    core changed nothing, else the new state with the claim history brought up to date."""
     if after is node.core:
-        return node, effects
+        return node
     claims = node.claims
     for effect in effects:
         if isinstance(effect, Claimed) and effect.grants:
@@ -228,4 +234,4 @@ def apply(node: Node, move: Move, step: Step = core_step) -> tuple[Node, tuple[E
                 (t, g, w, requested or (t, g) == (effect.task_id, effect.generation))
                 for t, g, w, requested in claims
             )
-    return Node(after, claims), effects
+    return Node(after, claims)

@@ -532,21 +532,37 @@ def _alarm(seconds: float | None, timer: int = signal.ITIMER_REAL) -> Iterator[N
     if seconds is None:
         yield
         return
+    with _ringing(timer), _armed(seconds, timer):
+        yield
+
+
+@contextlib.contextmanager
+def _ringing(timer: int) -> Iterator[None]:
+    """In the block, `timer`'s signal raises `_Timeout` (see `_armed`)."""
 
     def ring(signum: int, frame: FrameType | None) -> None:
         raise _Timeout
 
     signum = _SIGNALS[timer]
     previous = signal.signal(signum, ring)
-    # It rings again every quarter second until the block ends: a ring that lands in a
-    # callback whose exceptions are ignored (Hypothesis's garbage-collector callback, say)
-    # would otherwise be lost, and the block would run on to the parent's backstop.
+    try:
+        yield
+    finally:
+        signal.signal(signum, previous)
+
+
+@contextlib.contextmanager
+def _armed(seconds: float, timer: int) -> Iterator[None]:
+    """`timer` rings once `seconds` have passed in the block, inside `_ringing(timer)`.
+
+    It rings again every quarter second until the block ends: a ring that lands in a callback
+    whose exceptions are ignored (Hypothesis's garbage-collector callback, say) would
+    otherwise be lost, and the block would run on to the parent's backstop."""
     signal.setitimer(timer, seconds, 0.25)
     try:
         yield
     finally:
         signal.setitimer(timer, 0)
-        signal.signal(signum, previous)
 
 
 @dataclass(frozen=True, slots=True)
@@ -850,18 +866,19 @@ def _seeds(job: _Job, fuzz: Any, reference: Any) -> list[int | str | None]:
 
     class Timed(reference.ReferenceImplementation):  # type: ignore[misc]
         def handle(self, request: Any) -> Any:
-            with _alarm(PER_REQUEST, signal.ITIMER_VIRTUAL):
+            with _armed(PER_REQUEST, signal.ITIMER_VIRTUAL):
                 return super().handle(request)
 
     found: list[int | str | None] = []
-    for seed in job.seeds:
-        try:
-            with _alarm(job.per_seed, signal.ITIMER_PROF):
-                run = fuzz.fuzz(Timed, mode=fuzz.Mode.RELAXED, shrink=False, seed=seed)
-        except _Timeout:
-            found.append("timeout")
-            continue
-        found.append(None if run.divergence is None else run.found_after_examples)
+    with _ringing(signal.ITIMER_VIRTUAL):  # once: each request only arms the timer
+        for seed in job.seeds:
+            try:
+                with _alarm(job.per_seed, signal.ITIMER_PROF):
+                    run = fuzz.fuzz(Timed, mode=fuzz.Mode.RELAXED, shrink=False, seed=seed)
+            except _Timeout:
+                found.append("timeout")
+                continue
+            found.append(None if run.divergence is None else run.found_after_examples)
     return found
 
 
