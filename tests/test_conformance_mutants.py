@@ -95,7 +95,7 @@ QUICK_KILLS = ["forced-cancel", "drops-queued-on-close", "cancel-cascades"]
 @pytest.mark.parametrize("name", QUICK_KILLS)
 def test_fuzzing_kills_a_mistake_and_blames_its_clause(name: str) -> None:
     entry = next(e for e in CATALOGUE if e.name == name)
-    result = fuzz(entry.factory, name=name, seed=FUZZ_SEED, examples=30, shrink_s=2)
+    result = fuzz(entry.factory, name=name, seed=FUZZ_SEED, examples=30, shrink_s=10)
     divergence = result.divergence
     assert divergence is not None, f"{name} survived 30 examples"
     assert set(entry.clauses) & set(divergence.clauses), (name, divergence.clauses)
