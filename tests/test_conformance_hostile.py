@@ -207,6 +207,7 @@ def test_wire_a_hanging_implementation_costs_the_command_a_few_timeouts(tmp_path
         ["--max-faults", "0"],
         ["--shrink-time", "-1"],
         ["--shrink-time", "inf"],
+        ["--shrink-runs", "0"],
         ["--examples", "many"],
     ],
 )

@@ -95,7 +95,7 @@ QUICK_KILLS = ["forced-cancel", "drops-queued-on-close", "cancel-cascades"]
 @pytest.mark.parametrize("name", QUICK_KILLS)
 def test_fuzzing_kills_a_mistake_and_blames_its_clause(name: str) -> None:
     entry = next(e for e in CATALOGUE if e.name == name)
-    result = fuzz(entry.factory, name=name, seed=FUZZ_SEED, examples=30, shrink_s=10)
+    result = fuzz(entry.factory, name=name, seed=FUZZ_SEED, examples=30, shrink_runs=100)
     divergence = result.divergence
     assert divergence is not None, f"{name} survived 30 examples"
     assert set(entry.clauses) & set(divergence.clauses), (name, divergence.clauses)
@@ -109,7 +109,7 @@ def test_fuzzing_alone_kills_every_mistake(entry: Entry) -> None:
     the clause it blames is one the mistake breaks, or one its minimal trace shows broken
     (keeps-old-edges, for one, is caught by a cancel that reaches the replaced version's old
     dependents: CANCEL-2)."""
-    result = fuzz(entry.factory, name=entry.name, seed=FUZZ_SEED, examples=200, shrink_s=20)
+    result = fuzz(entry.factory, name=entry.name, seed=FUZZ_SEED, examples=200, shrink_runs=400)
     divergence = result.divergence
     assert divergence is not None, f"{entry.name} survived fuzzing"
     assert len(divergence.requests) <= 10, divergence.render()

@@ -67,7 +67,7 @@ def test_plugin_fails_a_mutant_with_readable_failures_and_the_clauses(tmp_path: 
         tmp_path,
         "--schedspec-impl=schedspec.conformance.mutants:ForcedCancel",
         "--schedspec-examples=30",
-        "--schedspec-shrink-time=3",
+        "--schedspec-shrink-runs=100",
         f"--schedspec-out={tmp_path / 'found'}",
         "-k",
         "claim-token or cancel-running or fuzz or users_own",
@@ -123,7 +123,9 @@ def test_plugin_reports_a_bad_implementation_as_a_usage_error(tmp_path: Path) ->
     assert status == 4 and "--schedspec-impl nowhere.at_all:Factory" in out
 
 
-@pytest.mark.parametrize("option", ["--schedspec-timeout=nan", "--schedspec-shrink-time=-1"])
+@pytest.mark.parametrize(
+    "option", ["--schedspec-timeout=nan", "--schedspec-shrink-time=-1", "--schedspec-shrink-runs=0"]
+)
 def test_wire_plugin_refuses_absurd_options_as_usage_errors(tmp_path: Path, option: str) -> None:
     impl = "--schedspec-impl=schedspec.conformance.reference:ReferenceImplementation"
     status, out = run_pytest(tmp_path, impl, option)

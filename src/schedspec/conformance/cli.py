@@ -154,6 +154,13 @@ def conform_parser() -> argparse.ArgumentParser:
         help=f"time allowed for shrinking a divergence (default {fuzz.DEFAULT_SHRINK_S:g})",
     )
     fuzzing.add_argument(
+        "--shrink-runs",
+        type=positive,
+        metavar="N",
+        help="bound the shrinking by N replays instead of --shrink-time: the shrunk trace then "
+        "depends on the seed alone, not on the machine's speed",
+    )
+    fuzzing.add_argument(
         "--out",
         type=Path,
         metavar="DIR",
@@ -251,6 +258,7 @@ def conform(argv: list[str], console: Console) -> int:
             examples=args.examples,
             steps=args.steps,
             shrink_s=args.shrink_time,
+            shrink_runs=args.shrink_runs,
             stop_at=stop_at,
         )
     render_report(report, console, fuzz=found)

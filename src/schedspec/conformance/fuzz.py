@@ -19,7 +19,9 @@ How it works.
    graph); then `minimise` deletes concrete requests one at a time, replaying each candidate
    on a fresh session, and keeps a deletion whenever the same kind of divergence remains at a
    request of the same op, until no single request can go: the result is 1-minimal. Both
-   phases share a time budget, since a hanging implementation costs a timeout per replay.
+   phases share a time budget, since a hanging implementation costs a timeout per replay; or,
+   given `shrink_runs`, a budget of replays, so that the shrunk trace depends on the seed alone
+   and not on the machine's speed or load.
 4. **Reporting.** The divergence is blamed on clauses (`clauses.blame`), printed as a readable
    trace (`Divergence.render`) and turned into a vector in the corpus format (`to_vector`).
 
@@ -31,6 +33,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import math
 import os
 import time
 import traceback
@@ -325,17 +328,29 @@ class _ShrinkingSpent(BaseException):
 
 
 class _Budget:
-    def __init__(self, seconds: float) -> None:
+    """Seconds from `start()` on and, given `runs`, replays charged from then on: spent when
+    either is."""
+
+    def __init__(self, seconds: float, runs: int | None = None) -> None:
         self.seconds = seconds
+        self.runs = runs
+        self.used = 0
         self.started: float | None = None
 
     def start(self) -> None:
         if self.started is None:
             self.started = time.monotonic()
 
+    def charge(self) -> None:
+        self.used += 1
+
     @property
     def spent(self) -> bool:
-        return self.started is not None and time.monotonic() - self.started > self.seconds
+        if self.started is None:
+            return False
+        if self.runs is not None and self.used >= self.runs:
+            return True
+        return time.monotonic() - self.started > self.seconds
 
 
 class _Session:
@@ -420,22 +435,27 @@ def fuzz(
     examples: int = DEFAULT_EXAMPLES,
     steps: int = DEFAULT_STEPS,
     shrink_s: float = DEFAULT_SHRINK_S,
+    shrink_runs: int | None = None,
     stop_at: float | None = None,
     shrink: bool = True,
     weights: dict[str, int] | None = None,
 ) -> FuzzResult:
     """Search for a divergence, then shrink it (see the module docstring). Past `stop_at` (a
     `time.monotonic()` value) no further program is run: the search ends with what it has.
-    `shrink=False` stops at the first divergence, unshrunk (for measuring how soon a search
-    finds a bug: `benchmarks/fuzz_seeds.py`); `weights` weigh the generator's ops
-    (`strategies.programs`)."""
-    if examples < 1 or steps < 0 or shrink_s < 0:
-        raise ValueError("examples must be >= 1, steps and shrink_s >= 0")
+    `shrink_runs` bounds the shrinking by replays instead of `shrink_s` seconds, so that the
+    shrunk trace is the same on any machine. `shrink=False` stops at the first divergence,
+    unshrunk (for measuring how soon a search finds a bug: `benchmarks/fuzz_seeds.py`);
+    `weights` weigh the generator's ops (`strategies.programs`)."""
+    if examples < 1 or steps < 0 or shrink_s < 0 or (shrink_runs or 0) < 0:
+        raise ValueError("examples must be >= 1, steps, shrink_s and shrink_runs >= 0")
     result = FuzzResult(name, mode, seed)
     started = time.monotonic()
     session = _Session(factory)
-    # Hypothesis gets half the shrinking time; `minimise` gets the other half and what is left.
-    budget = _Budget(shrink_s / 2)
+    # Hypothesis gets half the shrinking budget; `minimise` gets the other half and what is left.
+    # A budget of replays replaces the seconds (only `stop_at` still bounds the time).
+    if shrink_runs is not None:
+        shrink_s = math.inf
+    budget = _Budget(shrink_s / 2, None if shrink_runs is None else shrink_runs // 2)
     failing: list[tuple[Program, Run]] = []
     verdicts: dict[Program, bool] = {}
 
@@ -454,6 +474,7 @@ def fuzz(
         run = session.run(program_requests(program), mode, program.ids)
         if failing:
             result.shrink_runs += 1
+            budget.charge()
         else:
             result.examples += 1
             result.steps += len(run.exchanges)
@@ -505,7 +526,8 @@ def fuzz(
         allowed = max(left, shrink_s / 2)
         if stop_at is not None:
             allowed = min(allowed, max(0.0, stop_at - time.monotonic()))
-        result.divergence = minimise(session, found, mode, _Budget(allowed), result)
+        runs = None if shrink_runs is None else shrink_runs - budget.used
+        result.divergence = minimise(session, found, mode, _Budget(allowed, runs), result)
         return result
     finally:
         session.close()
@@ -553,6 +575,7 @@ def _delete_runs(
         requests = best.requests
         candidate = requests[:i] + requests[i + size :]
         run = session.run(fixed_requests(candidate), mode, ())
+        budget.charge()
         if result is not None:
             result.shrink_runs += 1
         found = run.divergence

@@ -42,7 +42,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     # so it must not import Hypothesis (fuzz.py) or anything else the user may not have.
     from . import options as fuzz
     from .adapters import TIMEOUT_S
-    from .options import seconds, seconds_or_zero
+    from .options import positive, seconds, seconds_or_zero
 
     group = parser.getgroup("schedspec", "schedspec/1 conformance (spec/protocol.md)")
     group.addoption(
@@ -65,6 +65,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         type=seconds_or_zero,
         default=fuzz.DEFAULT_SHRINK_S,
         metavar="SECONDS",
+    )
+    group.addoption(
+        "--schedspec-shrink-runs",
+        type=positive,
+        default=None,
+        metavar="N",
+        help="bound the shrinking by N replays instead of seconds (the same trace on any machine)",
     )
     group.addoption(
         "--schedspec-relaxed",
@@ -115,6 +122,7 @@ class Harness:
         self.steps = int(config.getoption("schedspec_steps"))
         self.seed = int(config.getoption("schedspec_seed"))
         self.shrink_s = float(config.getoption("schedspec_shrink_time"))
+        self.shrink_runs: int | None = config.getoption("schedspec_shrink_runs")
         out = config.getoption("schedspec_out")
         self.out = Path(out) if out else None
         self.impl: Implementation | None = None
@@ -216,6 +224,7 @@ class FuzzItem(ConformanceItem):
             examples=harness.examples,
             steps=harness.steps,
             shrink_s=harness.shrink_s,
+            shrink_runs=harness.shrink_runs,
         )
         harness.fuzzed = result
         divergence = result.divergence
