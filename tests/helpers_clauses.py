@@ -23,10 +23,14 @@ def noop() -> None:
 
 
 def build(
-    limit: int, tasks: Iterable[tuple[str, tuple[str, ...]]], *, start: bool = True
+    limit: int,
+    tasks: Iterable[tuple[str, tuple[str, ...]]],
+    *,
+    start: bool = True,
+    expiry: str = "requeue",
 ) -> TaskScheduler:
     """A validating scheduler with `tasks` submitted in order, started unless told otherwise."""
-    sched = TaskScheduler(limit, validate=True)
+    sched = TaskScheduler(limit, validate=True, expiry=expiry)
     for task_id, deps in tasks:
         sched.submit(task_id, deps, noop)
     if start:

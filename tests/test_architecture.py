@@ -15,7 +15,8 @@ CORE = ROOT / "src" / "schedspec" / "core"
 ALLOWED_THIRD_PARTY = {"immutables", "pyrsistent"}
 # Standard-library modules the core may use: data structures and typing only. No clock,
 # threads, randomness, logging or I/O.
-ALLOWED_STDLIB = {"__future__", "collections", "dataclasses", "enum", "typing"}
+# `math` for `isfinite` alone (LEASE-1): a pure function, no clock, no randomness, no I/O.
+ALLOWED_STDLIB = {"__future__", "collections", "dataclasses", "enum", "math", "typing"}
 
 
 def _imports(path: Path) -> set[str]:

@@ -17,7 +17,17 @@ from schedspec import SchedulerError, TaskScheduler
 from schedspec.conformance import corpus, translate
 from schedspec.conformance.reference import ReferenceImplementation
 from schedspec.conformance.scenario import from_events
-from schedspec.core import Cancel, CompleteBatch, Submit, SubmitBatch, initial_state, step
+from schedspec.core import (
+    Cancel,
+    Claim,
+    CompleteBatch,
+    Expire,
+    Heartbeat,
+    Submit,
+    SubmitBatch,
+    initial_state,
+    step,
+)
 from schedspec.core import effects as fx
 from schedspec.core.types import TaskState
 from schedspec.errors import error_for
@@ -26,10 +36,10 @@ from schedspec.strategies import operation_sequences
 
 def test_every_core_rejection_is_mapped_and_appears_in_the_corpus() -> None:
     rejection_types = typing.get_args(fx.Rejection)
-    assert len(rejection_types) == 18
-    # A conditional submission (SUB-12) has no form in schedspec/1: no vector can show its two
-    # refusals, which are mapped all the same.
-    not_in_schedspec_1 = {fx.InvalidIfGeneration, fx.GenerationMismatch}
+    assert len(rejection_types) == 19
+    # A conditional submission (SUB-12) and leases (LEASE-*) have no form in schedspec/1: no
+    # vector can show their refusals, which are mapped all the same.
+    not_in_schedspec_1 = {fx.InvalidIfGeneration, fx.GenerationMismatch, fx.InvalidLeaseArgument}
     error_types = {
         step.reply["error"]["type"]  # type: ignore[index]
         for v in corpus.load_corpus()
@@ -56,6 +66,7 @@ def test_every_core_rejection_is_mapped_and_appears_in_the_corpus() -> None:
         fx.CancelNotRequested("a", 1),
         fx.InvalidIfGeneration("a", -1),
         fx.GenerationMismatch("a", 0, 1),
+        fx.InvalidLeaseArgument("lease_until", True),
     ]
     assert {type(s) for s in samples} == set(rejection_types)
     for rejection in samples:
@@ -65,6 +76,11 @@ def test_every_core_rejection_is_mapped_and_appears_in_the_corpus() -> None:
             assert error["type"] in error_types, f"no vector shows {error['type']}"
     with pytest.raises(ValueError, match="SUB-12"):
         list(translate.requests_for_events([Submit("a", (), if_generation=0)]))
+    with pytest.raises(ValueError, match="LEASE-1"):
+        list(translate.requests_for_events([Claim(1, lease_until=3)]))
+    for event in (Heartbeat("a", 1, 3), Expire(3)):
+        with pytest.raises(ValueError, match="schedspec/1"):
+            list(translate.requests_for_events([event]))
     assert "ProtocolError" in error_types
 
 

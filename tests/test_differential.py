@@ -49,7 +49,9 @@ from schedspec.core import (
     CompleteBatch,
     ConfirmCancel,
     Event,
+    Expire,
     Fail,
+    Heartbeat,
     Start,
     State,
     Submit,
@@ -66,7 +68,10 @@ from schedspec.strategies import (
     claim_events,
     complete_batches,
     dags,
+    deadlines,
+    expire_events,
     graphs,
+    heartbeat_events,
     number_events,
     operation_sequences,
     submit_batches,
@@ -105,7 +110,9 @@ def all_rejected(reply: Reply) -> bool:
     return isinstance(reply, Batched) and all(all_rejected(r) for r in reply.replies)
 
 
-class DifferentialMachine(RuleBasedStateMachine):
+class Lockstepped(RuleBasedStateMachine):
+    """Both implementations driven with the same events, compared after each (see above)."""
+
     def __init__(self) -> None:
         super().__init__()
         self.core = initial_state(0)
@@ -147,18 +154,37 @@ class DifferentialMachine(RuleBasedStateMachine):
     def running_versions(self) -> list[tuple[str, int]]:
         return [(t, v.generation) for t, v in self.world.tasks.items() if v.state == naive.RUNNING]
 
+    # Invariants, after every rule.
+
+    @invariant()
+    def same_task_states(self) -> None:
+        assert same_facts(self.core, self.world) is None
+        for t in (*IDS, MISSING):
+            assert (self.core.facts(t) is None) == (naive.facts(self.world, t) is None), t  # type: ignore[arg-type]
+
+    @invariant()
+    def core_invariants_hold(self) -> None:
+        assert validate_state(self.core) == []
+
+    @invariant()
+    def running_within_limit(self) -> None:
+        assert self.core.running <= self.core.limit  # CLAIM-5
+
+
+class DifferentialMachine(Lockstepped):
     # Rules.
 
     @initialize(
         limit=st.sampled_from([0, 1, 2, 2, 3]),
         graph=st.one_of(dags(IDS), dags(IDS), graphs(IDS), graphs(IDS, missing=(MISSING,))),
         as_batch=st.booleans(),
+        expiry=st.sampled_from(["requeue", "fail"]),
     )
     def submit_graph(
-        self, limit: int, graph: list[tuple[str, tuple[str, ...]]], as_batch: bool
+        self, limit: int, graph: list[tuple[str, tuple[str, ...]]], as_batch: bool, expiry: str
     ) -> None:
-        self.core = initial_state(limit)
-        self.world = naive.initial(limit)
+        self.core = initial_state(limit, expiry)
+        self.world = naive.initial(limit, expiry)
         submissions = [Submit(t, deps, f"fn-{t}") for t, deps in graph]
         if as_batch:
             self.apply(SubmitBatch(tuple(submissions)))
@@ -189,8 +215,18 @@ class DifferentialMachine(RuleBasedStateMachine):
     def start(self) -> None:
         self.apply(Start())
 
-    @rule(event=claim_events())
+    @rule(event=claim_events(leases=True))
     def claim(self, event: Claim) -> None:
+        self.apply(event)
+
+    # Leases (LEASE-*): deadlines and `now`s on one small clock, so that they meet.
+
+    @rule(event=heartbeat_events(IDS))
+    def bogus_heartbeat(self, event: Heartbeat) -> None:
+        self.apply(event)
+
+    @rule(event=expire_events())
+    def expire(self, event: Expire) -> None:
         self.apply(event)
 
     @rule(event=callback_events(IDS))
@@ -239,22 +275,6 @@ class DifferentialMachine(RuleBasedStateMachine):
     def close(self) -> None:
         self.apply(Close())
 
-    # Invariants, after every rule.
-
-    @invariant()
-    def same_task_states(self) -> None:
-        assert same_facts(self.core, self.world) is None
-        for t in (*IDS, MISSING):
-            assert (self.core.facts(t) is None) == (naive.facts(self.world, t) is None), t  # type: ignore[arg-type]
-
-    @invariant()
-    def core_invariants_hold(self) -> None:
-        assert validate_state(self.core) == []
-
-    @invariant()
-    def running_within_limit(self) -> None:
-        assert self.core.running <= self.core.limit  # CLAIM-5
-
 
 DifferentialMachine.TestCase.settings = settings(
     max_examples=120,
@@ -263,6 +283,104 @@ DifferentialMachine.TestCase.settings = settings(
     suppress_health_check=[HealthCheck.too_slow],
 )
 test_effect_2_core_matches_naive_model = DifferentialMachine.TestCase
+
+
+class LeaseMachine(Lockstepped):
+    """LEASE-1..LEASE-6 in lockstep: a started acyclic graph, claims with leases on a small
+    clock, heartbeats from live, expired and ended holders, `expire` at any `now`, callbacks
+    racing expiry, cancels, re-submissions and close, under both expiry policies. The general
+    machine above sends the same events at random; this one reaches the running versions
+    whose leases they act on."""
+
+    @initialize(
+        limit=st.sampled_from([1, 2, 3]),
+        graph=dags(IDS),
+        expiry=st.sampled_from(["requeue", "fail"]),
+    )
+    def start_graph(
+        self, limit: int, graph: list[tuple[str, tuple[str, ...]]], expiry: str
+    ) -> None:
+        self.core = initial_state(limit, expiry)
+        self.world = naive.initial(limit, expiry)
+        self.apply(SubmitBatch(tuple(Submit(t, deps, f"fn-{t}") for t, deps in graph)))
+        self.apply(Start())
+
+    @rule(
+        max_tasks=st.sampled_from([None, 1, 2]),
+        worker=st.sampled_from([None, "w1", "w2"]),
+        until=st.integers(0, 6) | deadlines(valid_only=True),
+    )
+    def claim_with_lease(self, max_tasks: int | None, worker: str | None, until: object) -> None:
+        self.apply(Claim(max_tasks, worker=worker, lease_until=until))
+
+    @precondition(lambda self: self.running_versions())
+    @rule(data=st.data())
+    def cancel_running(self, data: st.DataObject) -> None:
+        """CANCEL-3 before LEASE-3: a version whose cancellation was requested may expire."""
+        t, g = data.draw(st.sampled_from(self.running_versions()))
+        self.apply(Cancel(t, g))
+
+    @precondition(lambda self: self.claims)
+    @rule(data=st.data(), until=deadlines())
+    def heartbeat_claimed(self, data: st.DataObject, until: object) -> None:
+        """LEASE-2, LEASE-5: a heartbeat from the holder of a version claimed before: live,
+        expired and requeued, or ended."""
+        t, g = data.draw(st.sampled_from(sorted(self.claims)))
+        self.apply(Heartbeat(t, g, until))
+
+    @precondition(lambda self: self.running_versions())
+    @rule(now=st.integers(0, 7) | st.sampled_from([2.5, 4.5]))
+    def expire(self, now: float) -> None:
+        self.apply(Expire(now))
+
+    @precondition(lambda self: self.claims)
+    @rule(data=st.data(), kind=st.sampled_from(["complete", "fail", "confirm", "cancel"]))
+    def callback_claimed(self, data: st.DataObject, kind: str) -> None:
+        """Callbacks and cancels of claimed versions: live ones, and ones whose lease expired
+        (fenced, LEASE-5)."""
+        t, g = data.draw(st.sampled_from(sorted(self.claims)))
+        event: Event = {
+            "complete": Complete(t, g, f"result-{t}{g}"),
+            "fail": Fail(t, g, f"error-{t}{g}"),
+            "confirm": ConfirmCancel(t, g),
+            "cancel": Cancel(t, g),
+        }[kind]
+        self.apply(event)
+
+    @rule(
+        task=st.sampled_from(IDS),
+        deps=st.lists(st.sampled_from(IDS), unique=True, max_size=2).map(tuple),
+    )
+    def resubmit(self, task: str, deps: tuple[str, ...]) -> None:
+        """SUB-6, SUB-8 around leases: a dependency replaced while its dependent runs, so that
+        a requeue meets dependencies pending, failed or blocked (LEASE-3)."""
+        self.apply(Submit(task, deps, f"fn-{task}"))
+
+    @precondition(lambda self: self.running_with_deps())
+    @rule(data=st.data())
+    def resubmit_a_dependency_of_a_running_version(self, data: st.DataObject) -> None:
+        """SUB-8 then LEASE-3: the running version keeps the dependency that released it, but
+        its requeue is decided from the new one, pending, ready or blocked."""
+        t = data.draw(st.sampled_from(self.running_with_deps()))
+        dep = data.draw(st.sampled_from(self.world.tasks[t].deps))
+        self.apply(Submit(dep, self.world.tasks[dep].deps, f"fn-{dep}"))
+
+    def running_with_deps(self) -> list[str]:
+        return [t for t, _ in self.running_versions() if self.world.tasks[t].deps]
+
+    @precondition(lambda self: self.steps >= 10)
+    @rule()
+    def close(self) -> None:
+        self.apply(Close())
+
+
+LeaseMachine.TestCase.settings = settings(
+    max_examples=100,
+    stateful_step_count=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+test_lease_1_to_lease_6_core_matches_naive_model = LeaseMachine.TestCase
 
 
 def test_effect_2_the_differential_run_drove_thousands_of_steps() -> None:

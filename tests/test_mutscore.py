@@ -53,7 +53,7 @@ b = { deps = [["a"]] }
 
 # Mutants picked by hand (`--list` shows them all). If the code they are in changes, their
 # descriptions, asserted below, say so before anything else does.
-CLAIM_IGNORES_RUNNING = "step:_claim:25"  # wanted = tx.base.limit + tx.running
+CLAIM_IGNORES_RUNNING = "step:_claim:56"  # wanted = tx.base.limit + tx.running
 TYPE_OK_CRASHES = "invariants:TypeOK:1"  # problems = None: the invariant itself raises
 STEP_RAISES = "step:step:4"  # _Tx(event.event_id): every event raises TypeError
 COMPLETE_RAISES = "step:_complete:51"  # version = None: an accepted completion raises
@@ -227,7 +227,7 @@ def test_the_unobservable_mutants_survive_the_vectors() -> None:
 def test_a_stale_equivalent_is_reported(tmp_path: Path) -> None:
     path = tmp_path / "equivalent.toml"
     path.write_text(
-        '[[equivalent]]\nid = "step:_claim:25"\ndescription = "a -> b"\nreason = "none"\n'
+        '[[equivalent]]\nid = "step:_claim:56"\ndescription = "a -> b"\nreason = "none"\n'
         '[[equivalent]]\nid = "step:nowhere:1"\ndescription = "a -> b"\nreason = "none"\n'
     )
     problems = mutscore.stale_equivalents(mutscore.load_equivalents(path))

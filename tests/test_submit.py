@@ -25,7 +25,9 @@ from schedspec.core import (
     Close,
     Complete,
     ConfirmCancel,
+    Expire,
     Fail,
+    Heartbeat,
     Start,
     Submit,
     initial_state,
@@ -153,6 +155,12 @@ def _rejecting_cases() -> list[tuple[str, object, object, type]]:
         ("cancel: future", s_started, Cancel("a", 9), fx.FutureGeneration),
         ("confirm: not requested", s_running, ConfirmCancel("a", 1), fx.CancelNotRequested),
         ("confirm: not claimed", s_running, ConfirmCancel("b", 1), fx.NotClaimed),
+        ("ready: worker", s_started, Claim(worker=""), fx.InvalidLeaseArgument),
+        ("ready: lease_until", s_open, Claim(lease_until=True), fx.InvalidLeaseArgument),
+        ("heartbeat: lease_until", s_running, Heartbeat("a", 1, "soon"), fx.InvalidLeaseArgument),
+        ("heartbeat: not claimed", s_running, Heartbeat("b", 1, 5), fx.NotClaimed),
+        ("heartbeat: stale", s_running, Heartbeat("a", 0, 5), fx.InvalidGeneration),
+        ("expire: now", s_running, Expire(float("nan")), fx.InvalidLeaseArgument),
     ]
 
 

@@ -6,7 +6,7 @@ The contract is `spec/contract.md`; `schedspec.core` is its pure restatement as
 
 from importlib.metadata import PackageNotFoundError, version
 
-from .core.types import Cause, Outcome, OutcomeKind, Phase, TaskState
+from .core.types import Cause, Lease, Outcome, OutcomeKind, Phase, TaskState
 from .errors import (
     CancelledByRequest,
     CancelNotRequestedError,
@@ -61,6 +61,7 @@ __all__ = [
     "GenerationMismatchError",
     "GraphClosedError",
     "InvalidArgumentError",
+    "Lease",
     "NotClaimedError",
     "NotStartedError",
     "Outcome",

@@ -174,6 +174,14 @@ def _invalid(what: str, rule: str, value: object, rejection: fx.Rejection) -> Sc
     )
 
 
+# What each lease argument must be (LEASE-1..3).
+_LEASE_RULES = {
+    "worker": "None or a non-empty str",
+    "lease_until": "None or a finite int or float",
+    "now": "a finite int or float",
+}
+
+
 def error_for(rejection: fx.Rejection) -> SchedulerError:
     """The exception that tells the caller exactly what was wrong."""
     match rejection:
@@ -246,4 +254,6 @@ def error_for(rejection: fx.Rejection) -> SchedulerError:
                 "request",
                 rejection,
             )
+        case fx.InvalidLeaseArgument(argument, value):
+            return _invalid(argument, _LEASE_RULES.get(argument, "valid"), value, rejection)
     raise AssertionError(f"unhandled rejection {rejection!r}")

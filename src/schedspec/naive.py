@@ -23,11 +23,14 @@ The vocabulary is the contract's own words, as plain data, so that it depends on
   if_generation)` (SUB-12), `("start",)`, `("ready", max_tasks)`,
   `("complete", task, generation, result)`, `("fail", task, generation, error)`,
   `("confirm_cancel", task, generation)`, `("cancel", task, generation_or_None)`, `("close",)`,
-  and `("batch", (request, ...))` for a batch event (EFFECT-4);
+  `("batch", (request, ...))` for a batch event (EFFECT-4); and for leases (LEASE-*),
+  `("ready", max_tasks, worker, lease_until)`, `("heartbeat", task, generation, lease_until)`,
+  `("expire", now)`;
 - replies: `("submitted", task, generation, state, replaced)` with `replaced` None or
   `(generation, state)`; `("started", changed)`; `("claimed", ((task, generation, payload),
   ...))`; `("answered", kind, task, generation, state_or_None)`; `("closed", changed)`;
-  `("batched", (reply, ...))`; `("refused", error, data)` where `error` is the name of the
+  `("batched", (reply, ...))`; `("expired", ((task, generation), ...))`;
+  `("refused", error, data)` where `error` is the name of the
   contract's exception (`CycleError`, ...) and `data` a tuple of its facts in a fixed order;
 - notifications: `("transitioned", task, generation, source_or_None, target)`,
   `("cancel_requested", task, generation)`, `("phase", source, target)`; in a batch each is
@@ -36,6 +39,7 @@ The vocabulary is the contract's own words, as plain data, so that it depends on
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
@@ -46,6 +50,7 @@ QUEUED = (PENDING, READY)
 UNSUCCESSFUL = (FAILED, CANCELLED, BLOCKED)
 TERMINAL = (SUCCEEDED, FAILED, CANCELLED, BLOCKED)
 OPEN, STARTED, CLOSING, CLOSED = "open", "started", "closing", "closed"
+REQUEUE, FAIL = "requeue", "fail"  # the expiry policies (LEASE-4)
 
 Request = tuple[Any, ...]
 Reply = tuple[Any, ...]
@@ -65,6 +70,7 @@ class Version(NamedTuple):
     claimed: bool = False
     cancel_requested: bool = False
     detail: object = None  # result, error, cancellation reason or blocking Cause
+    lease: tuple[Any, Any] | None = None  # (worker, deadline) while running (LEASE-1)
 
 
 class World(NamedTuple):
@@ -74,11 +80,13 @@ class World(NamedTuple):
     limit: int
     tasks: Mapping[str, Version]
     next_seq: int
+    expiry: str = REQUEUE
 
 
-def initial(limit: int) -> World:
-    """A new scheduler with `max_concurrency = limit` (PHASE-2 is checked by the caller)."""
-    return World(OPEN, limit, {}, 0)
+def initial(limit: int, expiry: str = REQUEUE) -> World:
+    """A new scheduler with `max_concurrency = limit` and an expiry policy (PHASE-2 and
+    LEASE-4 are checked by the caller)."""
+    return World(OPEN, limit, {}, 0, expiry)
 
 
 # Queries (QUERY-1), by scanning.
@@ -119,6 +127,11 @@ def facts(world: World, task: str) -> tuple[Any, ...] | None:
         v.deps,
         detail,
     )
+
+
+def leases(world: World) -> dict[str, tuple[Any, Any]]:
+    """The lease of every task whose current version holds one (LEASE-1)."""
+    return {t: v.lease for t, v in world.tasks.items() if v.lease is not None}
 
 
 def _succeeded(tasks: Mapping[str, Version], task: str) -> bool:
@@ -179,7 +192,7 @@ class _Draft:
     def result(self) -> World:
         if self.tasks is None and self.phase == self.world.phase:
             return self.world
-        return World(self.phase, self.world.limit, self.view(), self.next_seq)
+        return World(self.phase, self.world.limit, self.view(), self.next_seq, self.world.expiry)
 
     # Changes, each told (EFFECT-2).
 
@@ -189,6 +202,8 @@ class _Draft:
         self.told.append(("transitioned", task, v.generation, v.state, target))
         if target == RUNNING:
             fields["claimed"] = True
+        if v.state == RUNNING:
+            fields["lease"] = None  # a lease ends when its version stops running (LEASE-1)
         tasks[task] = v._replace(state=target, **fields)
 
     def set_phase(self, target: str) -> None:
@@ -274,6 +289,16 @@ def _submit(
         cycle = shortest_cycle(task, lambda t: deps if t == task else tasks[t].deps)
         if cycle is not None:
             return _refused("CycleError", (tuple(cycle),), ())
+    generation, state = _new_version(d, task, deps, payload, 0 if old is None else old.generation)
+    replaced = None if old is None else (old.generation, old.state)
+    return ("submitted", task, generation, state, replaced)
+
+
+def _new_version(
+    d: _Draft, task: str, deps: tuple[str, ...], payload: object, old_generation: int
+) -> tuple[int, str]:
+    """The version that replaces generation `old_generation` of `task` (0: none), made by a
+    submission or a requeue (LEASE-3); its generation and state."""
     # SUB-5: decided from the current versions of the dependencies, in submitted order. A
     # dependency on the task itself names the new version: not succeeded, never a cause.
     cause: Cause | None = None
@@ -286,15 +311,14 @@ def _submit(
         if cause is None and dv is not None and dv.state in UNSUCCESSFUL:
             cause = d.root_cause(dep)
     state = BLOCKED if cause is not None else READY if all_succeeded else PENDING
-    generation = 1 if old is None else old.generation + 1  # VER-1
+    generation = old_generation + 1  # VER-1
     # SUB-6: the new version replaces the old one, which is superseded, not cancelled.
     d.write()[task] = Version(generation, d.next_seq, deps, payload, state, detail=cause)
     d.next_seq += 1  # VER-3
     d.told.append(("transitioned", task, generation, None, state))
     if cause is not None:
         d.block_from(task, cause)  # SUB-8, BLOCK-1
-    replaced = None if old is None else (old.generation, old.state)
-    return ("submitted", task, generation, state, replaced)
+    return generation, state
 
 
 def shortest_cycle(start: str, deps_of: Callable[[str], tuple[str, ...]]) -> list[str] | None:
@@ -362,11 +386,15 @@ def _reachable(tasks: Mapping[str, Version], start: str) -> set[str]:
 # ready (CLAIM-*).
 
 
-def _ready(d: _Draft, max_tasks: object) -> Reply:
+def _ready(d: _Draft, max_tasks: object, worker: object = None, until: object = None) -> Reply:
     if max_tasks is not None and (
         not isinstance(max_tasks, int) or isinstance(max_tasks, bool) or max_tasks < 0
     ):
         return _invalid("max_tasks", max_tasks)
+    if worker is not None and not _is_id(worker):  # LEASE-1
+        return _invalid("worker", worker)
+    if until is not None and not _is_deadline(until):
+        return _invalid("lease_until", until)
     if d.phase == OPEN:
         return _refused("NotStartedError")
     if d.phase != STARTED:
@@ -375,11 +403,63 @@ def _ready(d: _Draft, max_tasks: object) -> Reply:
     wanted = free if max_tasks is None else min(free, max_tasks)
     chosen = [t for t in by_seq(d.world) if d.world.tasks[t].state == READY][: max(wanted, 0)]
     grants = []
+    lease = None if worker is None and until is None else (worker, until)
     for t in chosen:
         v = d.world.tasks[t]
-        d.move(t, RUNNING)
+        d.move(t, RUNNING, lease=lease)
         grants.append((t, v.generation, v.payload))
     return ("claimed", tuple(grants))
+
+
+def _is_deadline(value: object) -> bool:
+    """LEASE-1: a number on the caller's clock: a finite int or float, not a bool."""
+    if type(value) is bool:
+        return False
+    if isinstance(value, float):
+        return not math.isnan(value) and not math.isinf(value)
+    return isinstance(value, int)
+
+
+# Leases: heartbeat (LEASE-2) and expire (LEASE-3).
+
+
+def _heartbeat(d: _Draft, task: str, generation: object, until: object) -> Reply:
+    if until is not None and not _is_deadline(until):
+        return _invalid("lease_until", until)
+    found = _callback(d, task, generation)
+    if not isinstance(found, Version):
+        return found
+    worker = None if found.lease is None else found.lease[0]
+    lease = None if worker is None and until is None else (worker, until)
+    if lease != found.lease:
+        d.write()[task] = found._replace(lease=lease)
+    return _answer(d, "accepted", task)
+
+
+def _expire(d: _Draft, now: object) -> Reply:
+    if not _is_deadline(now):
+        return _invalid("now", now)
+    tasks = d.world.tasks
+    due = []
+    for t in by_seq(d.world):  # in ascending sequence
+        lease = tasks[t].lease
+        deadline = None if lease is None else lease[1]
+        if tasks[t].state == RUNNING and deadline is not None and deadline <= now:
+            due.append(t)
+    for t in due:
+        v = tasks[t]
+        if v.cancel_requested:
+            d.move(t, CANCELLED, detail="cancelled")
+            d.block_from(t, (t, v.generation, CANCELLED))
+        elif d.world.expiry == FAIL:
+            d.move(t, FAILED, detail="lease_expired")
+            d.block_from(t, (t, v.generation, FAILED))
+        elif d.phase == CLOSING:
+            d.move(t, CANCELLED, detail="shutdown")
+        else:  # requeue: a new version of the same task, the running one superseded
+            _new_version(d, t, v.deps, v.payload, v.generation)
+    d.drain()
+    return ("expired", tuple((t, tasks[t].generation) for t in due))
 
 
 # Naming a version: callbacks and cancel (DONE-6, DONE-7, CANCEL-5).
@@ -498,4 +578,6 @@ _HANDLERS: dict[str, Callable[..., Reply]] = {
     "confirm_cancel": _confirm_cancel,
     "cancel": _cancel,
     "close": _close,
+    "heartbeat": _heartbeat,
+    "expire": _expire,
 }

@@ -25,6 +25,7 @@ This module is not part of the core and may import Hypothesis, a development dep
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from hypothesis import strategies as st
@@ -37,7 +38,9 @@ from .core.events import (
     CompleteBatch,
     ConfirmCancel,
     Event,
+    Expire,
     Fail,
+    Heartbeat,
     Start,
     Submit,
     SubmitBatch,
@@ -51,9 +54,12 @@ __all__ = [
     "claim_events",
     "complete_batches",
     "dags",
+    "deadlines",
     "events",
+    "expire_events",
     "generations",
     "graphs",
+    "heartbeat_events",
     "invalid_task_ids",
     "number_events",
     "operation_sequences",
@@ -189,12 +195,47 @@ def cancel_events(ids: Sequence[str] = DEFAULT_IDS) -> st.SearchStrategy[Cancel]
     return st.builds(Cancel, task_id=task_id, generation=st.one_of(st.none(), generations()))
 
 
-def claim_events() -> st.SearchStrategy[Claim]:
-    """ready(max_tasks) with `None`, small ints or invalid values (CLAIM-2)."""
+def claim_events(leases: bool = False) -> st.SearchStrategy[Claim]:
+    """ready(max_tasks) with `None`, small ints or invalid values (CLAIM-2); with `leases`,
+    sometimes naming a worker and a deadline, valid or not (LEASE-1)."""
     max_tasks: st.SearchStrategy[object] = st.one_of(
         st.none(), st.integers(0, 4), st.sampled_from([-1, True, 1.0, "2"])
     )
-    return st.builds(Claim, max_tasks=max_tasks)
+    if not leases:
+        return st.builds(Claim, max_tasks=max_tasks)
+    worker: st.SearchStrategy[object] = st.one_of(
+        st.none(), st.sampled_from(["w1", "w2"]), st.sampled_from(["", 7])
+    )
+    return st.one_of(
+        st.builds(Claim, max_tasks=max_tasks),
+        st.builds(Claim, max_tasks=max_tasks, worker=worker, lease_until=deadlines()),
+    )
+
+
+def deadlines(valid_only: bool = False) -> st.SearchStrategy[object]:
+    """Lease deadlines and `now`s on a small clock, so that they meet (LEASE-1..3): mostly
+    small ints and halves, sometimes `None`, and unless `valid_only` sometimes a value no
+    deadline may be (a bool, nan, inf, a str)."""
+    valid: st.SearchStrategy[object] = st.one_of(
+        st.integers(0, 6), st.sampled_from([0.5, 2.5, 4.5]), st.none()
+    )
+    if valid_only:
+        return valid
+    invalid = st.sampled_from([True, math.nan, math.inf, "3"])
+    return st.one_of(valid, valid, valid, invalid)
+
+
+def heartbeat_events(ids: Sequence[str] = DEFAULT_IDS) -> st.SearchStrategy[Heartbeat]:
+    """A heartbeat naming any version, real or not, with any deadline (LEASE-2)."""
+    task_id = st.one_of(st.sampled_from(list(ids)), invalid_task_ids(), st.just("unknown"))
+    return st.builds(Heartbeat, task_id=task_id, generation=generations(), lease_until=deadlines())
+
+
+def expire_events() -> st.SearchStrategy[Expire]:
+    """expire(now) on the same small clock as `deadlines`, sometimes with a bad `now`
+    (LEASE-3)."""
+    now = deadlines().filter(lambda v: v is not None)
+    return st.builds(Expire, now=now)
 
 
 def submit_batches(
@@ -217,8 +258,18 @@ def complete_batches(ids: Sequence[str] = DEFAULT_IDS) -> st.SearchStrategy[Comp
     return st.builds(CompleteBatch, completions=members)
 
 
-def events(ids: Sequence[str] = DEFAULT_IDS, conditional: bool = True) -> st.SearchStrategy[Event]:
-    """Any one core event, weighted towards the ones that move versions."""
+def events(
+    ids: Sequence[str] = DEFAULT_IDS, conditional: bool = True, leases: bool = False
+) -> st.SearchStrategy[Event]:
+    """Any one core event, weighted towards the ones that move versions; with `leases`, claims
+    with leases, heartbeats and expiry too (LEASE-*; not in schedspec/1, hence not default)."""
+    if leases:
+        return st.one_of(
+            events(ids, conditional),
+            claim_events(leases=True),
+            heartbeat_events(ids),
+            expire_events(),
+        )
     return st.one_of(
         submit_events(ids, conditional),
         submit_events(ids, conditional),
@@ -265,7 +316,7 @@ def _with_event_id(event: Event, event_id: EventId) -> Event:
         case Start():
             return Start(event_id)
         case Claim():
-            return Claim(event.max_tasks, event_id)
+            return Claim(event.max_tasks, event_id, event.worker, event.lease_until)
         case Complete():
             return Complete(event.task_id, event.generation, event.result, event_id)
         case Fail():
@@ -274,6 +325,10 @@ def _with_event_id(event: Event, event_id: EventId) -> Event:
             return Cancel(event.task_id, event.generation, event_id)
         case ConfirmCancel():
             return ConfirmCancel(event.task_id, event.generation, event_id)
+        case Heartbeat():
+            return Heartbeat(event.task_id, event.generation, event.lease_until, event_id)
+        case Expire():
+            return Expire(event.now, event_id)
         case Close():
             return Close(event_id)
         case SubmitBatch() | CompleteBatch():

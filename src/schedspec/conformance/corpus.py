@@ -35,6 +35,9 @@ PROTOCOL_DOC = data.path("spec") / "protocol.md"
 README = "README.md"
 QUERIES = frozenset({"query", "query_all"})
 
+LEASES_NOT_IN_1 = (
+    "schedspec/1 has no leases, heartbeats or expire; they come with schedspec/2 (section 8)"
+)
 # Clauses that no reply can show, with the reason (spec/protocol.md, section 10).
 NOT_OBSERVABLE: dict[str, str] = {
     "EFFECT-1": "the purity of the core is a property of the Python code, not of replies",
@@ -50,6 +53,14 @@ NOT_OBSERVABLE: dict[str, str] = {
     "the one new form, the conditional submission, is not in schedspec/1",
     "SUB-12": "schedspec/1 has no conditional submission; a new request form makes a new "
     "protocol version (section 8)",
+    "CLAIM-7": LEASES_NOT_IN_1,
+    "EFFECT-5": LEASES_NOT_IN_1,
+    "LEASE-1": LEASES_NOT_IN_1,
+    "LEASE-2": LEASES_NOT_IN_1,
+    "LEASE-3": LEASES_NOT_IN_1,
+    "LEASE-4": LEASES_NOT_IN_1,
+    "LEASE-5": LEASES_NOT_IN_1,
+    "LEASE-6": LEASES_NOT_IN_1,
 }
 # Protocol rules that every exchange exercises and the runner checks, rather than a scenario.
 CHECKED_ON_EVERY_EXCHANGE: dict[str, str] = {

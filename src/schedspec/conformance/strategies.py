@@ -406,10 +406,13 @@ class Knowledge:
         repeats the session's own last one."""
         if not self.generations:
             return None
-        unclaimed = any((t, g) not in self.claimed for t, g in self.generations.items())
-        if p[0] % 3 == 0 or (p[1] % 8 == 0 and not unclaimed):
+        if p[0] % 3 == 0 or (p[1] % 8 == 0 and not self._unclaimed()):
             return self._malformed_submit(p)
         return self._mistaken_callback(p)
+
+    def _unclaimed(self) -> list[str]:
+        """The tasks whose current versions were never claimed, in submission order."""
+        return [t for t, g in self.generations.items() if (t, g) not in self.claimed]
 
     def _request(self, op: Op) -> JsonObject | None:
         p = (*op.picks, 0, 0, 0)
@@ -575,7 +578,7 @@ class Knowledge:
         path for the usual case, shows only so. Never a request the contract accepts (a cancel
         of a version never claimed, or with no generation, is one), so that the session goes
         on as it would have."""
-        unclaimed = [t for t, g in self.generations.items() if (t, g) not in self.claimed]
+        unclaimed = self._unclaimed()
         way = p[1] % 8
         if not self.generations or (way == 0 and not unclaimed):
             return self._bogus(p)

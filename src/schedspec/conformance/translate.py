@@ -91,6 +91,8 @@ def _requests_for_events(events: Iterable[ev.Event]) -> Iterator[JsonObject]:
             case ev.Start():
                 yield {"op": "start"}
             case ev.Claim():
+                if event.worker is not None or event.lease_until is not None:
+                    raise ValueError("schedspec/1 has no leases (LEASE-1)")
                 yield {"op": "ready", "max_tasks": _json(event.max_tasks)}
             case ev.Complete():
                 yield {
@@ -120,6 +122,8 @@ def _requests_for_events(events: Iterable[ev.Event]) -> Iterator[JsonObject]:
                 }
             case ev.Close():
                 yield {"op": "close"}
+            case ev.Heartbeat() | ev.Expire():
+                raise ValueError(f"{type(event).__name__} is not an operation of schedspec/1")
             case ev.SubmitBatch():
                 yield from _requests_for_events(event.submissions)
             case ev.CompleteBatch():
@@ -275,6 +279,8 @@ def error_of(rejection: fx.Rejection) -> JsonObject:
             data = {"task": task_id, "generation": generation, "current": current}
         case fx.NotClaimed(task_id, generation, state):
             data = {"task": task_id, "generation": generation, "state": state.value}
+        case fx.InvalidLeaseArgument(argument, value):
+            data = _invalid(argument, value, None)
         case _:
             assert_never(rejection)
     return {"type": type(exception).__name__, **data, "message": str(exception)}

@@ -12,17 +12,20 @@ from .events import (
     CompleteBatch,
     ConfirmCancel,
     Event,
+    Expire,
     Fail,
+    Heartbeat,
     Start,
     Submit,
     SubmitBatch,
 )
-from .state import State, initial_state, limit_problem
+from .state import State, expiry_problem, initial_state, limit_problem
 from .step import step
 from .types import (
     Cause,
     EventId,
     Generation,
+    Lease,
     Outcome,
     OutcomeKind,
     Phase,
@@ -40,8 +43,11 @@ __all__ = [
     "ConfirmCancel",
     "Event",
     "EventId",
+    "Expire",
     "Fail",
     "Generation",
+    "Heartbeat",
+    "Lease",
     "Outcome",
     "OutcomeKind",
     "Phase",
@@ -51,6 +57,7 @@ __all__ = [
     "SubmitBatch",
     "TaskId",
     "TaskState",
+    "expiry_problem",
     "initial_state",
     "limit_problem",
     "step",

@@ -1,7 +1,7 @@
 """Effects: what a step hands back to the shell, as data (EFFECT-2).
 
 Every step returns exactly one reply first (`Submitted`, `Started`, `Claimed`, `Answered`,
-`Closed`, `Batched` or `Rejected`), then one notification per change (`Transitioned`,
+`Expired`, `Closed`, `Batched` or `Rejected`), then one notification per change (`Transitioned`,
 `CancelRequested`, `PhaseChanged`) in the order the changes happened.
 
 The shell's duties, written on the types:
@@ -178,6 +178,15 @@ class CancelNotRequested:
     generation: Generation
 
 
+@fast_init
+@dataclass(frozen=True, slots=True)
+class InvalidLeaseArgument:
+    """LEASE-1..3: `worker`, `lease_until` or `now` is not what the clause allows."""
+
+    argument: str
+    value: object
+
+
 Rejection = (
     InvalidTaskId
     | InvalidDeps
@@ -197,6 +206,7 @@ Rejection = (
     | FutureGeneration
     | NotClaimed
     | CancelNotRequested
+    | InvalidLeaseArgument
 )
 
 # Replies.
@@ -279,7 +289,17 @@ class Batched:
     replies: tuple[Reply, ...]
 
 
-Reply = Rejected | Submitted | Started | Claimed | Answered | Closed | Batched
+@fast_init
+@dataclass(frozen=True, slots=True)
+class Expired:
+    """The versions whose leases an `expire` ended, in ascending submission sequence (LEASE-3);
+    what became of each is notified (EFFECT-5)."""
+
+    event_id: EventId
+    versions: tuple[tuple[TaskId, Generation], ...]
+
+
+Reply = Rejected | Submitted | Started | Claimed | Answered | Closed | Batched | Expired
 
 # Notifications.
 
@@ -330,6 +350,7 @@ __all__ = [
     "Cycles",
     "DuplicateDependency",
     "Effect",
+    "Expired",
     "FutureGeneration",
     "GenerationMismatch",
     "Grant",
@@ -338,6 +359,7 @@ __all__ = [
     "InvalidDeps",
     "InvalidGeneration",
     "InvalidIfGeneration",
+    "InvalidLeaseArgument",
     "InvalidMaxTasks",
     "InvalidTaskId",
     "NotClaimed",

@@ -37,10 +37,12 @@ class Start:
 @fast_init
 @dataclass(frozen=True, slots=True)
 class Claim:
-    """ready(max_tasks) (CLAIM-*)."""
+    """ready(max_tasks, worker, lease_until) (CLAIM-*, LEASE-1)."""
 
     max_tasks: object = None
     event_id: EventId = EventId(0)
+    worker: object = None
+    lease_until: object = None
 
 
 @fast_init
@@ -87,6 +89,28 @@ class ConfirmCancel:
 
 @fast_init
 @dataclass(frozen=True, slots=True)
+class Heartbeat:
+    """heartbeat(task_id, generation, lease_until): a new deadline for a running version's
+    lease (LEASE-2)."""
+
+    task_id: object
+    generation: object
+    lease_until: object = None
+    event_id: EventId = EventId(0)
+
+
+@fast_init
+@dataclass(frozen=True, slots=True)
+class Expire:
+    """expire(now): end every lease whose deadline is `<= now` (LEASE-3). Time enters the core
+    only here, as data."""
+
+    now: object
+    event_id: EventId = EventId(0)
+
+
+@fast_init
+@dataclass(frozen=True, slots=True)
 class Close:
     """close() (CLOSE-*)."""
 
@@ -119,6 +143,8 @@ Event = (
     | Fail
     | Cancel
     | ConfirmCancel
+    | Heartbeat
+    | Expire
     | Close
     | SubmitBatch
     | CompleteBatch

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .effects import Answered, Claimed, Effect, Rejected, Submitted, Transitioned
+from .effects import Answered, Claimed, Effect, Expired, Rejected, Submitted, Transitioned
 from .events import (
     Cancel,
     Claim,
@@ -22,7 +22,9 @@ from .events import (
     CompleteBatch,
     ConfirmCancel,
     Event,
+    Expire,
     Fail,
+    Heartbeat,
     Submit,
     SubmitBatch,
 )
@@ -104,6 +106,27 @@ def TypeOK(s: State) -> list[str]:
             problems.append(f"{_name(s, i)!r} is {STATE_OF[code]} but was never claimed")
         if code in (PENDING, READY, BLOCKED) and claimed:
             problems.append(f"{_name(s, i)!r} is {STATE_OF[code]} but was claimed")
+    return problems + _lease_problems(s)
+
+
+def _lease_problems(s: State) -> list[str]:
+    """LEASE-1: only running versions hold leases, each a worker (None or a non-empty str) and
+    a deadline (None or a number), not both None. (The TLA+ spec has no leases yet: this part
+    of TypeOK is Python's alone.)"""
+    problems = []
+    for i, lease in s.leases.items():
+        if not isinstance(i, int) or not 0 <= i < len(s.versions):
+            problems.append(f"a lease is held by {i!r}, which is no task index")
+            continue
+        if s.cells[i] & STATE_MASK != RUNNING:
+            problems.append(
+                f"{_name(s, i)!r} holds a lease while {STATE_OF[s.cells[i] & STATE_MASK]}"
+            )
+        worker, until = lease if isinstance(lease, tuple) and len(lease) == 2 else (0, 0)
+        ok_worker = worker is None or (isinstance(worker, str) and worker != "")
+        ok_until = until is None or (isinstance(until, int | float) and not isinstance(until, bool))
+        if not ok_worker or not ok_until or (worker is None and until is None):
+            problems.append(f"{_name(s, i)!r} holds the lease {lease!r}")
     return problems
 
 
@@ -398,6 +421,8 @@ def StaleCallbackReleasesNothing(
     if event is None:
         return []
     named = _named_versions(event)
+    if isinstance(event, Expire) and isinstance(reply, Expired):
+        named += list(reply.versions)  # LEASE-3: the versions whose leases it ended
     return [
         f"{e.task_id!r}@{e.generation} left running on {type(event).__name__} naming {named}"
         for e in effects
@@ -469,6 +494,34 @@ def ClaimTakesSmallestSeqs(
     return []
 
 
+def _unsuccessful_roots(s: State, event: Event, effects: tuple[Effect, ...]) -> list[int]:
+    """The tasks whose current versions this step made failed, cancelled or blocked, from
+    which BLOCK-1's walks start, in the order the step takes them: the one a callback, a
+    cancel or a blocked submission names; for an `expire`, each expired version that ended
+    unsuccessful or was requeued blocked (LEASE-3), in the order of its reply."""
+    reply = effects[0] if effects else None
+    if isinstance(event, Expire):
+        if not isinstance(reply, Expired):
+            return []
+        roots = []
+        for task_id, generation in reply.versions:
+            i = find(s.index, task_id) if isinstance(task_id, str) else None
+            if i is None:
+                continue
+            code = s.cells[i] & STATE_MASK
+            ended = _generation(s, i) == generation and code in (FAILED, CANCELLED)
+            if ended or (_generation(s, i) != generation and code == BLOCKED):
+                roots.append(i)
+        return roots
+    root = _unsuccessful_root(s, event, effects)
+    return [] if root is None else [root]
+
+
+def _requeued_blocked(s: State, event: Event, i: int) -> bool:
+    """Whether the root `i` of an `expire` is a requeued version, blocked when it was made."""
+    return isinstance(event, Expire) and s.cells[i] & STATE_MASK == BLOCKED
+
+
 def _unsuccessful_root(s: State, event: Event, effects: tuple[Effect, ...]) -> int | None:
     """The task whose current version this step made failed, cancelled or blocked, and from
     which BLOCK-1's walk starts: the one a callback, a cancel or a blocked submission names."""
@@ -498,33 +551,65 @@ def _root_cause_of(s: State, d: int) -> object:
 def BlockedByPickedCause(
     before: State, after: State, effects: tuple[Effect, ...], event: Event | None = None
 ) -> list[str]:
-    """BLOCK-2, SUB-5: every version a step blocks records the cause the rule picks: a new
-    version blocked at submission, the root cause of its first unsuccessful dependency in
-    submitted order; a version blocked by the walk, the root cause of the version the walk
-    starts from."""
+    """BLOCK-2, SUB-5, LEASE-3: every version a step blocks records the cause the rule picks:
+    a new version blocked when it is made (a submission, a requeue), the root cause of its
+    first unsuccessful dependency in submitted order; a version blocked by a walk, the root
+    cause of the version that walk starts from (of the first walk that reaches it, when an
+    `expire` starts several)."""
     if event is None or after is before:
         return []
-    root = _unsuccessful_root(after, event, effects)
     blocked = [e for e in effects if isinstance(e, Transitioned) and e.target is TaskState.BLOCKED]
-    if root is None or not blocked:
+    roots = _unsuccessful_roots(after, event, effects)
+    if not roots or not blocked:
         return []
-    if isinstance(event, Submit):
-        first = next(
-            (d for d in _deps(after, root) if d != root and after.cells[d] & STATE_MASK in _DOWN),
-            None,
-        )
-        if first is None:
-            return [f"{event.task_id!r} blocked at submission with no unsuccessful dependency"]
-        want = _root_cause_of(after, first)
-    else:
-        want = _root_cause_of(after, root)
+    want: dict[int, object] = {}
+    first_cause: object = None
+    for root in roots:
+        if isinstance(event, Submit) or _requeued_blocked(after, event, root):
+            first = next(
+                (
+                    d
+                    for d in _deps(after, root)
+                    if d != root and after.cells[d] & STATE_MASK in _DOWN
+                ),
+                None,
+            )
+            if first is None:
+                when = "submission" if isinstance(event, Submit) else "requeue"
+                return [f"{_name(after, root)!r} blocked at {when} with no unsuccessful dependency"]
+            cause = _root_cause_of(after, first)
+            want.setdefault(root, cause)
+        else:
+            cause = _root_cause_of(after, root)
+        first_cause = cause if first_cause is None else first_cause
+        for j in _walk(before, after, root):
+            want.setdefault(j, cause)
     problems = []
     for e in blocked:
-        j = find(after.index, e.task_id)
-        got = None if j is None else after.data[j]
-        if got != want:
-            problems.append(f"{e.task_id!r} blocked with cause {got!r}, the rule picks {want!r}")
+        at = find(after.index, e.task_id)
+        got = None if at is None else after.data[at]
+        picked = first_cause if at is None else want.get(at)
+        if got != picked:
+            problems.append(f"{e.task_id!r} blocked with cause {got!r}, the rule picks {picked!r}")
     return problems
+
+
+def _walk(before: State, after: State, root: int) -> list[int]:
+    """BLOCK-1's walk from `root`, from the forward edges: the versions pending before the
+    step (but `root`) reachable from it through pending dependents, in the order reached."""
+    pending = [
+        j
+        for j in range(len(before.versions))
+        if before.cells[j] & STATE_MASK == PENDING and j != root
+    ]
+    frontier, reached = [root], []
+    while frontier:
+        v = frontier.pop()
+        for j in pending:
+            if j not in reached and v in _deps(after, j):
+                reached.append(j)
+                frontier.append(j)
+    return reached
 
 
 def BlockWalkExact(
@@ -542,22 +627,11 @@ def BlockWalkExact(
         for e in effects
         if isinstance(e, Transitioned) and e.target is TaskState.BLOCKED and e.source is not None
     }
-    root = _unsuccessful_root(after, event, effects)
-    want: set[str] = set()
-    if root is not None:
-        pending = [
-            j
-            for j in range(len(before.versions))
-            if before.cells[j] & STATE_MASK == PENDING and j != root
-        ]
-        frontier, reached = [root], set()
-        while frontier:
-            v = frontier.pop()
-            for j in pending:
-                if j not in reached and v in _deps(after, j):
-                    reached.add(j)
-                    frontier.append(j)
-        want = {_name(after, j) for j in reached}
+    want = {
+        _name(after, j)
+        for root in _unsuccessful_roots(after, event, effects)
+        for j in _walk(before, after, root)
+    }
     if blocked != want:
         return [f"blocked {sorted(blocked)}, the walk reaches {sorted(want)}"]
     return []
@@ -567,8 +641,10 @@ def NotifiedInSeqOrder(
     before: State, after: State, effects: tuple[Effect, ...], event: Event | None = None
 ) -> list[str]:
     """EFFECT-3: the versions a step releases, blocks or cancels together are notified in
-    ascending submission sequence."""
-    if after is before or isinstance(event, SubmitBatch | CompleteBatch):
+    ascending submission sequence. (A batch, and an `expire`, which ends its leases one at a
+    time (LEASE-3), are the sequence of their parts: the naive differential checks their
+    order.)"""
+    if after is before or isinstance(event, SubmitBatch | CompleteBatch | Expire):
         return []
     problems = []
     for target in (TaskState.READY, TaskState.BLOCKED, TaskState.CANCELLED):
@@ -582,6 +658,59 @@ def NotifiedInSeqOrder(
     return problems
 
 
+def ExpireEndsExactlyTheDueLeases(
+    before: State, after: State, effects: tuple[Effect, ...], event: Event | None = None
+) -> list[str]:
+    """LEASE-1..LEASE-3: an accepted `expire(now)` ends exactly the leases of the running
+    versions whose deadlines are `<= now`, names them in ascending submission sequence, and
+    none of them runs afterwards; an accepted heartbeat changes nothing but the deadline of
+    the lease of the version it names, to its own; no other step changes the lease of a
+    version that stays running."""
+    if after is before:
+        return []
+    reply = effects[0] if effects else None
+    problems = []
+    changed: list[int] = []
+    if isinstance(event, Expire) and isinstance(reply, Expired):
+        now = event.now
+        due = [
+            i
+            for i, (_, until) in before.leases.items()
+            if until is not None and until <= now  # type: ignore[operator]
+        ]
+        due.sort(key=lambda i: before.versions[i][SEQ])
+        want = tuple((_name(before, i), _generation(before, i)) for i in due)
+        if tuple(reply.versions) != want:
+            problems.append(f"expire({now!r}) ended {list(reply.versions)}, due were {list(want)}")
+        for i in due:
+            if (
+                _generation(after, i) == _generation(before, i)
+                and after.cells[i] & STATE_MASK == RUNNING
+            ):
+                problems.append(f"{_name(before, i)!r} still runs after its lease expired")
+        changed = due
+    elif isinstance(event, Heartbeat) and isinstance(reply, Answered):
+        named = find(before.index, reply.outcome.task_id)
+        if named is not None:
+            changed = [named]
+            if after.cells != before.cells or after.versions is not before.versions:
+                problems.append(
+                    f"a heartbeat for {reply.outcome.task_id!r} changed more than a lease"
+                )
+            held = after.leases.get(named)
+            if held is not None and held[1] != event.lease_until:
+                problems.append(f"a heartbeat left {reply.outcome.task_id!r} the lease {held!r}")
+    for i, lease in before.leases.items():
+        stays = (
+            i < len(after.versions)
+            and _generation(after, i) == _generation(before, i)
+            and after.cells[i] & STATE_MASK == RUNNING
+        )
+        if stays and i not in changed and after.leases.get(i) != lease:
+            problems.append(f"{_name(before, i)!r} runs on with its lease changed {lease!r}")
+    return problems
+
+
 PROPERTIES: tuple[Property, ...] = (
     TerminalNeverChanges,
     ReleasedOnlyWhenDepsSucceeded,
@@ -592,6 +721,7 @@ PROPERTIES: tuple[Property, ...] = (
     BlockedByPickedCause,
     BlockWalkExact,
     NotifiedInSeqOrder,
+    ExpireEndsExactlyTheDueLeases,
 )
 
 

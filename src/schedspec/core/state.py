@@ -31,6 +31,9 @@ How it is laid out, and why:
   which the collector does not track, so it visits one object per bucket. A persistent map
   keyed by the ids (`immutables.Map`) makes it visit every id and every index in hash order:
   at 10^6 tasks that cost 0.9 s per full collection, three times the rest of the state.
+- `leases`: the leases of running versions (LEASE-1), a persistent map from task index to
+  `(worker, deadline)`, holding only the running versions claimed or heartbeaten with a worker
+  or a deadline: empty for a scheduler used without leases, and never larger than the limit.
 - `ready` is a 64-ary bitmap tree over submission sequence numbers: a set bit means that the
   version with that sequence number is `ready`. Finding the smallest is one word per level, so
   claims cost O(log64 V) and the claim order is the sequence order (CLAIM-3) by construction.
@@ -49,7 +52,7 @@ import immutables
 from pyrsistent import PVector, pvector
 
 from .records import fast_init
-from .types import Cause, Generation, Phase, TaskId, TaskState
+from .types import EXPIRY_POLICIES, REQUEUE, Cause, Generation, Lease, Phase, TaskId, TaskState
 
 # Cell layout.
 STATE_BITS = 3
@@ -157,6 +160,8 @@ class State:
     data: PVector[object]
     by_seq: PVector[int]
     ready: tuple[PVector[int], ...]
+    leases: immutables.Map[int, tuple[str | None, int | float | None]]
+    expiry: str  # the expiry policy (LEASE-4), fixed at construction like `limit`
 
     # Queries (QUERY-1). They take a task id and return None for an id never submitted.
 
@@ -190,6 +195,12 @@ class State:
         cause = self.data[i]
         assert isinstance(cause, Cause)
         return cause
+
+    def lease_of(self, task_id: TaskId) -> Lease | None:
+        """The lease the current version of `task_id` holds while running, or None (LEASE-1)."""
+        i = self.lookup(task_id)
+        held = None if i is None else self.leases.get(i)
+        return None if held is None else Lease(*held)
 
     def detail_of(self, task_id: TaskId) -> object:
         """The recorded result, error, reason or cause of the current version, else None."""
@@ -346,9 +357,11 @@ def _collect(levels: Any, level: int, word: int, out: list[int], wanted: int) ->
         bits ^= low
 
 
-def initial_state(limit: int) -> State:
-    """The state of a new scheduler with `max_concurrency = limit` (PHASE-2: check it first)."""
+def initial_state(limit: int, expiry: str = REQUEUE) -> State:
+    """The state of a new scheduler with `max_concurrency = limit` and the expiry policy
+    `expiry` (PHASE-2, LEASE-4: check them first)."""
     assert isinstance(limit, int) and not isinstance(limit, bool) and limit >= 0
+    assert expiry in EXPIRY_POLICIES
     empty: PVector[Any] = pvector()
     return State(
         phase=Phase.OPEN,
@@ -361,6 +374,8 @@ def initial_state(limit: int) -> State:
         data=empty,
         by_seq=empty,
         ready=(pvector([0]),),
+        leases=immutables.Map(),
+        expiry=expiry,
     )
 
 
@@ -406,3 +421,10 @@ def limit_problem(value: object) -> str | None:
     if value < 0:
         return f"max_concurrency must be >= 0, got {value}"
     return None
+
+
+def expiry_problem(value: object) -> str | None:
+    """Why `value` cannot be an expiry policy (LEASE-4), or None if it can."""
+    if isinstance(value, str) and value in EXPIRY_POLICIES:
+        return None
+    return f"expiry must be one of {', '.join(map(repr, EXPIRY_POLICIES))}, got {value!r:.80}"

@@ -16,8 +16,9 @@ all ask this function.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
-from typing import Any, assert_never
+from typing import Any, TypeGuard, assert_never
 
 from pyrsistent import pvector
 
@@ -32,6 +33,7 @@ from .effects import (
     Cycles,
     DuplicateDependency,
     Effect,
+    Expired,
     FutureGeneration,
     GenerationMismatch,
     Grant,
@@ -40,6 +42,7 @@ from .effects import (
     InvalidDeps,
     InvalidGeneration,
     InvalidIfGeneration,
+    InvalidLeaseArgument,
     InvalidMaxTasks,
     InvalidTaskId,
     NotClaimed,
@@ -64,7 +67,9 @@ from .events import (
     CompleteBatch,
     ConfirmCancel,
     Event,
+    Expire,
     Fail,
+    Heartbeat,
     Start,
     Submit,
     SubmitBatch,
@@ -111,6 +116,8 @@ from .state import (
 )
 from .table import PHASE_TRANSITIONS, TRANSITIONS
 from .types import (
+    FAIL,
+    LEASE_EXPIRED,
     REASON_CANCELLED,
     REASON_SHUTDOWN,
     Cause,
@@ -163,6 +170,10 @@ def step(state: State, event: Event) -> tuple[State, tuple[Effect, ...]]:
             reply = _cancel(tx, event)
         case ConfirmCancel():
             reply = _confirm_cancel(tx, event)
+        case Heartbeat():
+            reply = _heartbeat(tx, event)
+        case Expire():
+            reply = _expire(tx, event)
         case Close():
             reply = _close(tx)
         case SubmitBatch():
@@ -211,6 +222,7 @@ class _Tx:
         "fresh",
         "grown",
         "index",
+        "leases",
         "phase",
         "ready",
         "running",
@@ -233,6 +245,7 @@ class _Tx:
         self.data: Any = base.data
         self.by_seq: Any = base.by_seq
         self.ready: Any = base.ready
+        self.leases = base.leases
 
     def open(self) -> None:
         """Make `cells`, `data` and `ready` writable; every write comes after this."""
@@ -268,6 +281,8 @@ class _Tx:
                 self.data.persistent(),
                 base.by_seq,
                 ready,
+                self.leases,
+                base.expiry,
             )
         return State(
             self.phase,
@@ -280,6 +295,8 @@ class _Tx:
             self.data.persistent(),
             self.by_seq.persistent(),
             ready,
+            self.leases,
+            base.expiry,
         )
 
     def _merged_index(self) -> Index:
@@ -360,6 +377,8 @@ class _Tx:
         cells[i] = (cell & _KEPT_BITS[target]) | _TARGET_BITS[target]
         if source == RUNNING:
             self.running -= 1
+            if self.leases:
+                self.end_lease(i)
         elif target == RUNNING:
             self.running += 1
         version = self.versions[i]
@@ -413,6 +432,11 @@ class _Tx:
         self.running = running
         if cleared:
             self.ready_clear_all(cleared)
+
+    def end_lease(self, i: int) -> None:
+        """The version at `i` stops running: its lease, if it holds one, ends (LEASE-1)."""
+        if i in self.leases:
+            self.leases = self.leases.delete(i)
 
     def set_phase(self, target: Phase, event: str) -> None:
         assert event in PHASE_TRANSITIONS.get((self.phase, target), ()), (self.phase, target)
@@ -695,9 +719,15 @@ def _would_cycle(tx: _Tx, i: int, deps: tuple[str, ...]) -> tuple[TaskId, ...] |
 
 
 def _accept_submit(
-    tx: _Tx, found: int | None, tid: TaskId, deps: tuple[TaskId, ...], payload: object
+    tx: _Tx,
+    found: int | None,
+    tid: TaskId,
+    deps: tuple[TaskId, ...],
+    payload: object,
+    event: str = "Submit",
 ) -> Submitted:
-    """A new version of `tid` (at index `found`, if it was mentioned before) with `deps`."""
+    """A new version of `tid` (at index `found`, if it was mentioned before) with `deps`, made
+    by a submission or, with `event` "Expire", by a requeue (LEASE-3)."""
     if not tx.grown:
         tx.grow()
     i = tx.add(tid) if found is None else found
@@ -735,10 +765,10 @@ def _accept_submit(
     # A new version starts from ABSENT whatever the old one was: the old one is superseded.
     # The move keeps the remaining count only if the new version is pending.
     cells[i] = ABSENT | remaining << REMAINING_SHIFT
-    tx.move(i, target, "Submit")
+    tx.move(i, target, event)
     tx.data[i] = payload if cause is None else cause
     if cause is not None:
-        tx.block_descendants(i, cause, "Submit")
+        tx.block_descendants(i, cause, event)
     return Submitted(tx.event_id, tid, generation, STATE_OF[target], replaced)
 
 
@@ -821,12 +851,25 @@ def _cycle_in(t0: int, members: set[int], deps: graph.Adjacency) -> list[int]:
     return cycle
 
 
+def _is_deadline(value: object) -> TypeGuard[int | float]:
+    """LEASE-1, LEASE-3: a finite int or float, not a bool."""
+    if isinstance(value, int):
+        return not isinstance(value, bool)
+    return isinstance(value, float) and math.isfinite(value)
+
+
 def _claim(tx: _Tx, ev: Claim) -> Reply:
     max_tasks = ev.max_tasks
     if max_tasks is not None and (
         not isinstance(max_tasks, int) or isinstance(max_tasks, bool) or max_tasks < 0
     ):
         return Rejected(tx.event_id, InvalidMaxTasks(max_tasks))
+    worker, until = ev.worker, ev.lease_until
+    if worker is not None and (not isinstance(worker, str) or not worker):
+        return Rejected(tx.event_id, InvalidLeaseArgument("worker", worker))
+    if until is not None and not _is_deadline(until):
+        return Rejected(tx.event_id, InvalidLeaseArgument("lease_until", until))
+    lease = (worker, until)
     if tx.phase is Phase.OPEN:
         return Rejected(tx.event_id, NotStarted())
     if tx.phase is not Phase.STARTED:
@@ -840,6 +883,11 @@ def _claim(tx: _Tx, ev: Claim) -> Reply:
     by_seq, versions, data = tx.by_seq, tx.versions, tx.data
     claimed = [by_seq[seq] for seq in seqs]
     tx.move_all(claimed, RUNNING, "Claim")
+    if worker is not None or until is not None:  # LEASE-1
+        leases = tx.leases.mutate()
+        for i in claimed:
+            leases[i] = lease
+        tx.leases = leases.finish()
     grants = []
     for i in claimed:
         version = versions[i]
@@ -902,6 +950,65 @@ def _confirm_cancel(tx: _Tx, ev: ConfirmCancel) -> Reply:
     tx.block_descendants(i, tx.cause_from(i), "ConfirmCancel")
     tx.finish_drain("ConfirmCancel")
     return _answer(tx, OutcomeKind.ACCEPTED, i)
+
+
+def _heartbeat(tx: _Tx, ev: Heartbeat) -> Reply:
+    """LEASE-2: a new deadline for the lease of the running version named, decided first by
+    the callback rules."""
+    until = ev.lease_until
+    if until is not None and not _is_deadline(until):
+        return Rejected(tx.event_id, InvalidLeaseArgument("lease_until", until))
+    i = _callback_target(tx, ev.task_id, ev.generation)
+    if not isinstance(i, int):
+        return i
+    held = tx.leases.get(i)
+    worker = None if held is None else held[0]
+    if held != (worker, until) and (held is not None or until is not None):
+        tx.open()
+        if worker is None and until is None:
+            tx.leases = tx.leases.delete(i)
+        else:
+            tx.leases = tx.leases.set(i, (worker, until))
+    return _answer(tx, OutcomeKind.ACCEPTED, i)
+
+
+def _expire(tx: _Tx, ev: Expire) -> Reply:
+    """LEASE-3: end every lease due at `now`, in ascending submission sequence."""
+    now: object = ev.now
+    if not _is_deadline(now):
+        return Rejected(tx.event_id, InvalidLeaseArgument("now", now))
+    versions = tx.versions
+    due = [i for i, (_, until) in tx.leases.items() if until is not None and until <= now]
+    due.sort(key=lambda i: versions[i][SEQ])
+    expired = []
+    for i in due:
+        version = tx.versions[i]
+        expired.append((version[NAME], version[GENERATION]))
+        if tx.cells[i] & CANCEL_REQUESTED:
+            tx.move(i, CANCELLED, "Expire")
+            tx.data[i] = REASON_CANCELLED
+            tx.block_descendants(i, tx.cause_from(i), "Expire")
+        elif tx.base.expiry == FAIL:
+            tx.move(i, FAILED, "Expire")
+            tx.data[i] = LEASE_EXPIRED
+            tx.block_descendants(i, tx.cause_from(i), "Expire")
+        elif tx.phase is _CLOSING:
+            tx.move(i, CANCELLED, "Expire")
+            tx.data[i] = REASON_SHUTDOWN
+        else:
+            _requeue(tx, i, version)
+    tx.finish_drain("Expire")
+    return Expired(tx.event_id, tuple(expired))
+
+
+def _requeue(tx: _Tx, i: int, version: Version) -> None:
+    """LEASE-3: supersede the running version at `i` by a new one of the same task, with the
+    same dependencies and payload, decided as a submission is."""
+    tx.open()
+    tx.running -= 1
+    tx.end_lease(i)
+    deps = tuple([tx.versions[d][NAME] for d in version[DEPS:]])
+    _accept_submit(tx, i, version[NAME], deps, tx.data[i], "Expire")
 
 
 def _cancel(tx: _Tx, ev: Cancel) -> Reply:

@@ -14,24 +14,24 @@ S, F, C, B = TaskState.SUCCEEDED, TaskState.FAILED, TaskState.CANCELLED, TaskSta
 
 # (source, target) -> the events that may cause it. `None` as source is a new version.
 TRANSITIONS: dict[tuple[TaskState | None, TaskState], tuple[str, ...]] = {
-    (None, P): ("Submit",),
-    (None, R): ("Submit",),
-    (None, B): ("Submit",),
+    (None, P): ("Submit", "Expire"),
+    (None, R): ("Submit", "Expire"),
+    (None, B): ("Submit", "Expire"),
     (P, R): ("Complete",),
     (R, U): ("Claim",),
     (U, S): ("Complete",),
-    (U, F): ("Fail",),
-    (U, C): ("ConfirmCancel",),
+    (U, F): ("Fail", "Expire"),
+    (U, C): ("ConfirmCancel", "Expire"),
     (P, C): ("Cancel", "Close"),
     (R, C): ("Cancel", "Close"),
-    (P, B): ("Submit", "Fail", "Cancel", "ConfirmCancel"),
+    (P, B): ("Submit", "Fail", "Cancel", "ConfirmCancel", "Expire"),
 }
 
 PHASE_TRANSITIONS: dict[tuple[Phase, Phase], tuple[str, ...]] = {
     (Phase.OPEN, Phase.STARTED): ("Start",),
     (Phase.OPEN, Phase.CLOSING): ("Close",),
     (Phase.STARTED, Phase.CLOSING): ("Close",),
-    (Phase.CLOSING, Phase.CLOSED): ("Close", "Complete", "Fail", "ConfirmCancel"),
+    (Phase.CLOSING, Phase.CLOSED): ("Close", "Complete", "Fail", "ConfirmCancel", "Expire"),
 }
 
 

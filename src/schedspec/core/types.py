@@ -97,3 +97,19 @@ class Outcome:
 # Reasons recorded on cancelled versions (CANCEL-1, CLOSE-2).
 REASON_CANCELLED = "cancelled"
 REASON_SHUTDOWN = "shutdown"
+
+# Expiry policies (LEASE-4), and the error recorded on a version failed by expiry (LEASE-3).
+REQUEUE = "requeue"
+FAIL = "fail"
+EXPIRY_POLICIES = (REQUEUE, FAIL)
+LEASE_EXPIRED = "lease_expired"
+
+
+@fast_init
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """The lease a running version holds (LEASE-1): its worker, and a deadline on the caller's
+    clock, None for a lease that never expires."""
+
+    worker: str | None
+    until: int | float | None

@@ -34,8 +34,14 @@ def request_of(event: ev.Event) -> naive.Request:
             return ("submit", task_id, deps, payload, if_generation)
         case ev.Start():
             return ("start",)
-        case ev.Claim(max_tasks):
+        case ev.Claim(max_tasks, _, None, None):
             return ("ready", max_tasks)
+        case ev.Claim(max_tasks, _, worker, lease_until):
+            return ("ready", max_tasks, worker, lease_until)
+        case ev.Heartbeat(task_id, generation, lease_until):
+            return ("heartbeat", task_id, generation, lease_until)
+        case ev.Expire(now):
+            return ("expire", now)
         case ev.Complete(task_id, generation, result):
             return ("complete", task_id, generation, result)
         case ev.Fail(task_id, generation, error):
@@ -95,6 +101,8 @@ def rejection_of(rejection: fx.Rejection) -> naive.Reply:
             return ("refused", "NotClaimedError", (task_id, generation, _state(state)))
         case fx.CancelNotRequested(task_id, generation):
             return ("refused", "CancelNotRequestedError", (task_id, generation))
+        case fx.InvalidLeaseArgument(argument, value):
+            return ("refused", "InvalidArgumentError", (argument, value, None))
         case _:
             assert_never(rejection)
 
@@ -115,6 +123,8 @@ def reply_of(reply: fx.Reply) -> naive.Reply:
             return ("answered", _state(o.kind), o.task_id, o.generation, _state(o.state))
         case fx.Closed(_, changed):
             return ("closed", changed)
+        case fx.Expired(_, versions):
+            return ("expired", versions)
         case fx.Batched(_, replies):
             return ("batched", tuple(reply_of(r) for r in replies))
         case _:  # a broken core's effect in the reply's place: a divergence, not a crash
@@ -243,6 +253,13 @@ def same_facts(
         return Divergence("phase", str(state.phase), world.phase)
     if state.running != naive.running(world):
         return Divergence("running count", state.running, naive.running(world))
+    core_leases = {}
+    for held in state.task_ids():
+        lease = state.lease_of(held)
+        if lease is not None:
+            core_leases[held] = (lease.worker, lease.until)
+    if core_leases != naive.leases(world):
+        return Divergence("leases", core_leases, naive.leases(world))
     if tasks is None:
         submitted = sorted(state.task_ids())
         if submitted != sorted(world.tasks):

@@ -204,9 +204,9 @@ def explore(
 
     def settle(
         answers: dict[tuple[object, ...], Answer] | None,
+        key: tuple[object, ...] | None,
         i: int,
         position: int,
-        probe: bool,
         node: Node,
         move: Move,
         after: Node,
@@ -217,7 +217,8 @@ def explore(
         """The differential of a move just answered, every other check on it passed: the
         naive world after it. The answer is kept for the memo."""
         world_after = differ(i, position, node, move, after, effects, world)
-        memo.keep(answers, move, probe, node, after, effects, reached, world, world_after)
+        if answers is not None and key is not None:
+            answers[key] = memo.answer(node, after, effects, reached, world, world_after)
         return world_after
 
     situations = result.situations
@@ -238,7 +239,10 @@ def explore(
             answers = memo.answers(node.core, world) if differential else None
             for position, move in enumerate((*regular, *extra)):
                 probe = position >= len(regular)
-                known = None if answers is None else answers.get(memo.move_key(move, probe))
+                key = known = None
+                if answers is not None:
+                    key = memo.move_key(move, probe)
+                    known = answers.get(key)
                 if known is not None:
                     # This very move was answered, and passed every check, from a core state
                     # and a naive world equal to these: the same answer, without asking again.
@@ -272,7 +276,7 @@ def explore(
                                 name, _, message = problems[0].partition(": ")
                                 raise _Found(name, "invariant", message, i, position)
                         settle(
-                            answers, i, position, probe, node, move, after, effects, reached, world
+                            answers, key, i, position, node, move, after, effects, reached, world
                         )
                     if probe:
                         result.probes += 1
@@ -287,7 +291,7 @@ def explore(
                     j = add(after, k, i, position)
                 if known is None:
                     world_after = settle(
-                        answers, i, position, probe, node, move, after, effects, reached, world
+                        answers, key, i, position, node, move, after, effects, reached, world
                     )
                 assert world_after is not None
                 if new:
@@ -338,6 +342,23 @@ def explore(
 Answer = tuple[Any, tuple[Effect, ...], set[str], Any]
 
 
+class _Hashed:
+    """A key that hashes its value once: a state and world key costs O(tasks) to hash, and the
+    memo both looks it up and remembers its hash."""
+
+    __slots__ = ("hash", "value")
+
+    def __init__(self, value: tuple[object, ...]) -> None:
+        self.value = value
+        self.hash = hash(value)
+
+    def __hash__(self) -> int:
+        return self.hash
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Hashed) and other.hash == self.hash and other.value == self.value
+
+
 class _Memo:
     """Answers to moves already checked, by the core state and the naive world they were sent
     in, for the differential search.
@@ -358,25 +379,26 @@ class _Memo:
     met once is remembered by its hash alone."""
 
     def __init__(self) -> None:
-        self.tables: dict[tuple[object, ...], dict[tuple[object, ...], Answer]] = {}
+        self.tables: dict[_Hashed, dict[tuple[object, ...], Answer]] = {}
         self.met: set[int] = set()
         self.keys: dict[int, tuple[Move, tuple[object, ...]]] = {}
 
     def answers(self, core: object, world: naive.World) -> dict[tuple[object, ...], Answer] | None:
         """The table of answers for this state and world, or None while it is met first."""
-        k = (core, world.phase, world.limit, world.next_seq, tuple(world.tasks.items()))
         try:
-            table = self.tables.get(k)
+            k = _Hashed(
+                (core, world.phase, world.limit, world.next_seq, tuple(world.tasks.items()))
+            )
         except TypeError:  # a value that cannot be hashed: nothing is kept for it
             return None
+        table = self.tables.get(k)
         if table is None:
             # Met once: only its hash is kept, so that a state met once is not kept alive
             # (the collector would walk its columns at every full collection). A collision
             # costs a table for a state met once, never a wrong answer: tables are found by
             # equality.
-            h = hash(k)
-            if h not in self.met:
-                self.met.add(h)
+            if k.hash not in self.met:
+                self.met.add(k.hash)
                 return None
             table = self.tables[k] = {}
         return table
@@ -393,25 +415,23 @@ class _Memo:
             self.keys[id(move)] = (move, k)
         return k
 
-    def keep(
-        self,
-        answers: dict[tuple[object, ...], Answer] | None,
-        move: Move,
-        probe: bool,
+    @staticmethod
+    def answer(
         node: Node,
         after: Node,
         effects: tuple[Effect, ...],
         reached: set[str],
         world: naive.World,
         world_after: naive.World,
-    ) -> None:
-        if answers is not None:
-            answers[self.move_key(move, probe)] = (
-                None if after is node else after.core,
-                effects,
-                reached,
-                None if world_after is world else world_after,
-            )
+    ) -> Answer:
+        """What a move's answer keeps: "unchanged" as None, so a reused answer leaves the
+        reusing node's own state and world in place."""
+        return (
+            None if after is node else after.core,
+            effects,
+            reached,
+            None if world_after is world else world_after,
+        )
 
 
 def _check_graph(

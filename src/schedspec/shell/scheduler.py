@@ -23,12 +23,13 @@ from typing import Any
 from ..core import effects as fx
 from ..core import events as ev
 from ..core.invariants import check_transition, validate_state
-from ..core.state import State, initial_state, limit_problem
+from ..core.state import State, expiry_problem, initial_state, limit_problem
 from ..core.step import step
 from ..core.types import (
     Cause,
     EventId,
     Generation,
+    Lease,
     Outcome,
     Phase,
     TaskId,
@@ -242,10 +243,13 @@ class TaskScheduler:
             a step).
         on_change: called with a `Change` for every state change of a version, in order,
             outside the lock (EFFECT-3).
+        expiry: what `expire` does to a version whose lease ran out (LEASE-3, LEASE-4):
+            "requeue" (the default, at least once) runs it again as a new generation, "fail"
+            (at most once) makes it failed with error "lease_expired".
 
     Raises:
-        InvalidArgumentError: `max_concurrency` is not an int >= 0, or `on_change` is not
-            callable.
+        InvalidArgumentError: `max_concurrency` is not an int >= 0, `on_change` is not
+            callable, or `expiry` is neither "requeue" nor "fail".
     """
 
     def __init__(
@@ -254,15 +258,16 @@ class TaskScheduler:
         *,
         validate: bool = False,
         on_change: Callable[[Change], object] | None = None,
+        expiry: str = "requeue",
     ) -> None:
         if on_change is not None and not callable(on_change):
             raise InvalidArgumentError(f"on_change must be callable, got {shown(on_change)}")
-        problem = limit_problem(max_concurrency)
-        if problem is not None:
-            raise InvalidArgumentError(problem)
+        for problem in (limit_problem(max_concurrency), expiry_problem(expiry)):
+            if problem is not None:
+                raise InvalidArgumentError(problem)
         self._lock = threading.Lock()
         self._phase_changed = threading.Condition(self._lock)
-        self._state = initial_state(max_concurrency)
+        self._state = initial_state(max_concurrency, expiry)
         self._tokens: dict[tuple[TaskId, Generation], CancellationToken] = {}
         # The function of each task's current version, for `retry`: the core keeps a version's
         # function only until the version is claimed or ends.
@@ -320,8 +325,13 @@ class TaskScheduler:
                         made.append(token)
                 case fx.CancelRequested(task_id=task_id, generation=generation):
                     self._tokens[(task_id, generation)]._set()
+                case fx.Expired(versions=versions):
+                    # The holder of an expired lease is fenced (LEASE-5): its token tells a
+                    # worker still running that its result will change nothing.
+                    for version in versions:
+                        self._tokens.pop(version)._set()
                 case fx.Transitioned(source=TaskState.RUNNING, task_id=t, generation=g):
-                    del self._tokens[(t, g)]
+                    self._tokens.pop((t, g), None)  # an expired version's went with the reply
                 case fx.PhaseChanged(target=Phase.CLOSED):
                     self._phase_changed.notify_all()
                 case _:
@@ -473,9 +483,18 @@ class TaskScheduler:
         """
         self._apply(ev.Start)
 
-    def ready(self, max_tasks: int | None = None) -> list[Claim]:
+    def ready(
+        self,
+        max_tasks: int | None = None,
+        *,
+        worker: str | None = None,
+        lease_until: float | None = None,
+    ) -> list[Claim]:
         """Claim up to `max_tasks` ready versions (None: as many as there are free slots) and
         return them, smallest submission sequence first (CLAIM-3).
+
+        Each holds the lease `(worker, lease_until)` while it runs (LEASE-1): `lease_until`
+        is a deadline on your clock, which `expire(now)` compares; None never expires.
 
         Each returned version is `running` before this returns and is never claimed again
         (CLAIM-4); it holds a slot until it ends (CLAIM-5). A `Claim` carries the task id, the
@@ -485,10 +504,14 @@ class TaskScheduler:
 
         Raises:
             InvalidArgumentError: `max_tasks` is not None or an int >= 0 (a bool included),
-                checked in every phase (CLAIM-2).
+                `worker` not None or a non-empty str, `lease_until` not None or a finite int
+                or float; checked in every phase (CLAIM-2, LEASE-1).
             NotStartedError: `start()` was not called yet (CLAIM-1).
         """
-        effects, tokens = self._apply_claiming(lambda eid: ev.Claim(max_tasks, eid))
+        holder = _plain(worker)
+        effects, tokens = self._apply_claiming(
+            lambda eid: ev.Claim(max_tasks, eid, holder, lease_until)
+        )
         reply = effects[0]
         assert isinstance(reply, fx.Claimed)
         return [
@@ -560,6 +583,48 @@ class TaskScheduler:
                 as for `complete` (DONE-6).
         """
         return self._answer(lambda eid: ev.ConfirmCancel(_plain(task_id), generation, eid))
+
+    def heartbeat(self, task_id: str, generation: int, lease_until: float | None) -> Outcome:
+        """Set the deadline of the running version `(task_id, generation)`'s lease to
+        `lease_until` (None: never expires), keeping its worker (LEASE-2): `accepted`.
+
+        A version whose lease expired was requeued or ended: the heartbeat is answered
+        `stale_generation` or `already_terminal` and extends nothing (LEASE-5).
+
+        Raises:
+            InvalidArgumentError: `lease_until` is not None or a finite int or float, or as
+                for `complete` (DONE-6).
+            UnknownTaskError, FutureGenerationError, NotClaimedError: as for `complete`.
+        """
+        return self._answer(lambda eid: ev.Heartbeat(_plain(task_id), generation, lease_until, eid))
+
+    def expire(self, now: float) -> list[VersionRef]:
+        """End every lease whose deadline is `<= now` (a number on the clock of the
+        deadlines) and return those versions, smallest submission sequence first (LEASE-3).
+
+        Each expired version is cancelled if its cancellation was requested, failed under
+        the "fail" policy, cancelled with reason "shutdown" while closing, and otherwise
+        requeued: replaced by a new generation with the same dependencies and function. Its
+        cancellation token is set: a worker still running it is fenced (LEASE-5).
+
+        Raises:
+            InvalidArgumentError: `now` is not a finite int or float.
+        """
+        reply = self._apply(lambda eid: ev.Expire(now, eid))[0]
+        assert isinstance(reply, fx.Expired)
+        return [VersionRef(t, g) for t, g in reply.versions]
+
+    def lease(self, task_id: str) -> Lease | None:
+        """The lease of the current version of `task_id` while it runs and holds one (a worker
+        or a deadline), else None (LEASE-1).
+
+        Raises:
+            UnknownTaskError: `task_id` was never submitted, whatever its type.
+        """
+        with self._lock:
+            state = self._state
+        view = Snapshot(state).task(TaskId(task_id))
+        return state.lease_of(view.task_id)
 
     def close(self, timeout: float | None = None) -> CloseReport:
         """Stop claiming, cancel the queued versions and wait for the running ones to drain.
@@ -644,6 +709,11 @@ class TaskScheduler:
     def waiting_on(self, task_id: str) -> Waiting:
         """Why is this pending? See `Snapshot.waiting_on`."""
         return self.snapshot().waiting_on(TaskId(task_id))
+
+    @property
+    def expiry(self) -> str:
+        """The expiry policy, fixed at construction (LEASE-4)."""
+        return self._state.expiry
 
     @property
     def max_concurrency(self) -> int:
