@@ -156,6 +156,24 @@ def test_lease_3_a_requeued_version_is_decided_as_a_submission_from_its_dependen
         assert sched.state("c") is (TaskState.BLOCKED if fails else TaskState.PENDING)
 
 
+def test_lease_3_a_requeued_version_keeps_its_dependencies_in_their_submitted_order() -> None:
+    """The new version names the same dependencies in the same order (SUB-5 reads them in
+    that order: the first unsuccessful one is the cause)."""
+    sched = build(3, [("z", ()), ("a", ()), ("t", ("z", "a"))])
+    claimed(sched)
+    sched.complete("z", 1)
+    sched.complete("a", 1)
+    sched.ready(lease_until=1)  # t
+    sched.submit("z", (), noop)
+    sched.submit("a", (), noop)
+    sched.ready()
+    sched.fail("a", 2, "first")
+    sched.fail("z", 2, "second")
+    sched.expire(1)
+    assert [d for d, _, _ in sched.waiting_on("t").deps] == ["z", "a"]
+    assert sched.blocking_cause("t") == Cause("z", 2, TaskState.FAILED)
+
+
 def test_lease_3_an_expired_version_whose_cancellation_was_requested_is_cancelled() -> None:
     for expiry in ("requeue", "fail"):
         sched = build(1, [("a", ()), ("b", ("a",))], expiry=expiry)
