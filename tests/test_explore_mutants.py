@@ -34,11 +34,15 @@ TRACE_LENGTH = {
     "conditional-accepts-older": 2,
     "drain-never-closes": 1,
     "duplicate-decrements-again": 10,
+    "expire-ends-early": 4,
+    "expiry-ignores-cancel-request": 5,
     "failure-releases-dependents": 5,
+    "heartbeat-drops-holder": 4,
     "keeps-old-reverse-edges": 2,
     "loses-root-cause": 4,
     "pending-behind-blocked": 3,
     "released-behind-running": 5,
+    "requeue-keeps-lease": 4,
     "walk-stops-at-children": 4,
 }
 

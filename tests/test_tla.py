@@ -40,6 +40,8 @@ PINNED_DISTINCT_STATES = {
     "cycle": 112,
     "diamond": 21_905,
     "fan-in": 19_197,
+    "lease": 6_856,
+    "lease-fail": 14_903,
     "one-slot": 4_836,
     "rewire": 50_947,
 }
@@ -76,6 +78,8 @@ SAFETY = (
     "ClaimTakesSmallestSeqs",
     "BlockedByPickedCause",
     "BlockWalkExact",
+    "AtMostOneLiveLease",
+    "ExpireEndsExactlyTheDueLeases",
 )
 
 

@@ -20,6 +20,16 @@
 (* The environment is adversarial: a worker may send any callback for a     *)
 (* version it was handed, at any time, more than once, and the scheduler may *)
 (* receive a callback that was sent long ago, after its version was replaced.*)
+(*                                                                           *)
+(* Leases (LEASE-1..6).  With a non-empty set of Deadlines, every claim      *)
+(* hands its versions a lease (worker, deadline); a holder may move its      *)
+(* deadline (Heartbeat), and Expire(now) ends every lease due at `now`.  Time *)
+(* is data, as in the core: `now` is any deadline, in any order.  An expire  *)
+(* that ends several leases at once (LEASE-3: one at a time, in ascending    *)
+(* sequence) is not stated here: models with deadlines have Limit <= 1, so   *)
+(* at most one version runs and holds a lease.  The lockstep LeaseMachine    *)
+(* (tests/test_differential.py) checks the several-at-once order of the core *)
+(* against the naive model instead.                                         *)
 (***************************************************************************)
 EXTENDS Naturals, FiniteSets, Sequences
 
@@ -29,9 +39,12 @@ CONSTANTS
     Limit,        \* max_concurrency (PHASE-2)
     MaxGen,       \* MaxGen[t]: the bound on t's generations (a model bound, not a contract rule)
     Worker,       \* the workers that call ready() and run what they are handed
-    Moves         \* the optional client moves of the model: a subset of {"Cancel", "Close"}
+    Moves,        \* the optional client moves of the model: a subset of {"Cancel", "Close"}
+    Deadlines,    \* the lease deadlines claims and heartbeats may set; {} for claims without leases
+    Expiry        \* the expiry policy (LEASE-4): "requeue" or "fail"
 
 ASSUME Limit \in Nat /\ MaxGen \in [Task -> Nat \ {0}] /\ Moves \subseteq {"Cancel", "Close"}
+ASSUME Deadlines \subseteq Nat /\ Expiry \in {"requeue", "fail"} /\ (Deadlines /= {} => Limit <= 1)
 ASSUME \A t \in Task : DepChoices[t] /= {} /\
          \A ds \in DepChoices[t] : \A i, j \in DOMAIN ds : i /= j => ds[i] /= ds[j]  \* SUB-2
 
@@ -61,6 +74,7 @@ Gen == 1..Max({MaxGen[t] : t \in Task})
 Kinds == {"Complete", "Fail", "ConfirmCancel"}
 Msg == [kind : Kinds, task : Task, gen : Gen]
 NoCause == <<>>
+NoLease == <<>>   \* the lease of a version that holds none (LEASE-1)
 CauseRecords == Task \X Gen \X {FAILED, CANCELLED}
 Range(s) == {s[i] : i \in DOMAIN s}
 Min(S) == CHOOSE x \in S : \A y \in S : x <= y
@@ -80,10 +94,12 @@ VARIABLES
     cause,       \* cause[t][g]: the recorded blocking cause of version (t, g), or NoCause (BLOCK-2)
     cancelReq,   \* the versions <<t, g>> whose cancellation was requested (CANCEL-3)
     claims,      \* claims[t][g]: history, the workers version (t, g) was handed to, in order (CLAIM-4)
-    inflight     \* callbacks a worker may deliver: never removed, so any may arrive late, twice or stale (DONE-4, DONE-5)
+    inflight,    \* callbacks a worker may deliver: never removed, so any may arrive late, twice or stale (DONE-4, DONE-5)
+    lease,       \* lease[t]: the lease <<worker, deadline>> of t's running current version, or NoLease (LEASE-1)
+    expired      \* history, <<t, g, now>> for each version whose lease expire(now) ended (LEASE-3)
 
 vars == <<phase, gen, vstate, deps, remaining, dependents, seq, nextSeq, readySeqs,
-          running, cause, cancelReq, claims, inflight>>
+          running, cause, cancelReq, claims, inflight, lease, expired>>
 
 -----------------------------------------------------------------------------
 (* Helpers *)
@@ -131,6 +147,16 @@ ZeroCount(r, S) == [t \in Task |-> IF t \in S THEN 0 ELSE r[t]]
 NoMissing == \A t \in Submitted : Range(deps[t]) \subseteq Submitted
 Acyclic == \A t \in Submitted : t \notin DepReach(Range(deps[t]), deps)
 
+\* The versions whose leases expired.
+Expired == {<<e[1], e[2]>> : e \in expired}
+
+\* The versions that hold a slot: every version at RUNNING but the ones superseded by expiry,
+\* which stay frozen there (LEASE-5).
+Busy == {v \in Task \X Gen : vstate[v[1]][v[2]] = RUNNING} \ Expired
+
+\* The tasks whose current versions' leases are due at `now` (LEASE-3).
+Due(now) == {t \in Task : lease[t] /= NoLease /\ lease[t][2] <= now}
+
 \* A closing scheduler is closed as soon as nothing runs (PHASE-1, CLOSE-3).
 DrainedPhase(runningAfter) ==
     IF phase = CLOSING /\ runningAfter = 0 THEN CLOSED ELSE phase
@@ -156,6 +182,8 @@ TypeOK ==
     /\ \A v \in cancelReq : vstate[v[1]][v[2]] \in {RUNNING, SUCCEEDED, FAILED, CANCELLED}
     /\ claims \in [Task -> [Gen -> Seq(Worker)]]
     /\ inflight \subseteq Msg
+    /\ lease \in [Task -> {NoLease} \cup (Worker \X Deadlines)]
+    /\ expired \subseteq Task \X Gen \X Deadlines
 
 Init ==
     /\ phase = OPEN
@@ -172,8 +200,48 @@ Init ==
     /\ cancelReq = {}
     /\ claims = [t \in Task |-> [g \in Gen |-> <<>>]]
     /\ inflight = {}
+    /\ lease = [t \in Task |-> NoLease]
+    /\ expired = {}
 
 -----------------------------------------------------------------------------
+\* The new version gen[t] + 1 of t with dependencies ds, made current: the part of a
+\* submission (and of a requeue, LEASE-3) that follows its checks.  The replaced version's
+\* reverse edges go first (SUB-6); if it had succeeded, its pending dependents wait again
+\* (SUB-8).  The new state and count come from the dependencies' current versions in
+\* submitted order (SUB-5); the task itself counts as unsucceeded.  A blocked new version
+\* blocks its pending descendants (BLOCK-1).
+NewVersion(t, ds) ==
+    LET g == gen[t] + 1
+        old == Cur(t)
+        dn1 == [d \in Task |-> IF d \in Range(deps[t]) THEN dependents[d] \ {t}
+                               ELSE dependents[d]]
+        dn2 == [d \in Task |-> IF d \in Range(ds) THEN dn1[d] \cup {t} ELSE dn1[d]]
+        rem1 == [j \in Task |-> IF old = SUCCEEDED /\ j \in dn1[t] /\ Cur(j) = PENDING
+                                THEN remaining[j] + 1 ELSE remaining[j]]
+        depState(d) == IF d = t THEN NONE ELSE Cur(d)
+        unmet == {i \in DOMAIN ds : depState(ds[i]) /= SUCCEEDED}
+        bad == {i \in DOMAIN ds : depState(ds[i]) \in Unsuccessful}
+        new == IF bad /= {} THEN BLOCKED ELSE IF unmet = {} THEN READY ELSE PENDING
+        why == IF bad /= {} THEN CauseFrom(ds[Min(bad)]) ELSE NoCause
+        st1 == [CurStates EXCEPT ![t] = new]
+        down == IF new = BLOCKED THEN PendingReach(dn2, st1, {t}, {}) ELSE {}
+        vs1 == [vstate EXCEPT ![t][g] = new]
+    IN /\ gen' = [gen EXCEPT ![t] = g]
+       /\ vstate' = [j \in Task |-> IF j \in down
+                                    THEN [vs1[j] EXCEPT ![gen[j]] = BLOCKED]
+                                    ELSE vs1[j]]
+       /\ deps' = [deps EXCEPT ![t] = ds]
+       /\ dependents' = dn2
+       /\ remaining' = [ZeroCount(rem1, down) EXCEPT
+                           ![t] = IF new = PENDING THEN Cardinality(unmet) ELSE 0]
+       /\ seq' = [seq EXCEPT ![t] = nextSeq]
+       /\ nextSeq' = nextSeq + 1
+       /\ readySeqs' = (IF old = READY THEN readySeqs \ {seq[t]} ELSE readySeqs)
+                       \cup (IF new = READY THEN {nextSeq} ELSE {})
+       /\ cause' = [j \in Task |-> IF j \in down THEN [cause[j] EXCEPT ![gen[j]] = why]
+                                   ELSE IF j = t THEN [cause[t] EXCEPT ![g] = why]
+                                   ELSE cause[j]]
+
 (***************************************************************************)
 (* Submit: submit(t, ds) creates version gen[t] + 1 and makes it current     *)
 (* (VER-1, SUB-6).  Accepted while OPEN or STARTED (SUB-10); after start only *)
@@ -192,37 +260,9 @@ Submit(t, ds) ==
     /\ Cur(t) /= RUNNING
     /\ phase = STARTED => Range(ds) \subseteq Submitted
     /\ phase = STARTED => t \notin DepReach(Range(ds), deps)
-    /\ LET g == gen[t] + 1
-           old == Cur(t)
-           dn1 == [d \in Task |-> IF d \in Range(deps[t]) THEN dependents[d] \ {t}
-                                  ELSE dependents[d]]
-           dn2 == [d \in Task |-> IF d \in Range(ds) THEN dn1[d] \cup {t} ELSE dn1[d]]
-           rem1 == [j \in Task |-> IF old = SUCCEEDED /\ j \in dn1[t] /\ Cur(j) = PENDING
-                                   THEN remaining[j] + 1 ELSE remaining[j]]
-           depState(d) == IF d = t THEN NONE ELSE Cur(d)
-           unmet == {i \in DOMAIN ds : depState(ds[i]) /= SUCCEEDED}
-           bad == {i \in DOMAIN ds : depState(ds[i]) \in Unsuccessful}
-           new == IF bad /= {} THEN BLOCKED ELSE IF unmet = {} THEN READY ELSE PENDING
-           why == IF bad /= {} THEN CauseFrom(ds[Min(bad)]) ELSE NoCause
-           st1 == [CurStates EXCEPT ![t] = new]
-           down == IF new = BLOCKED THEN PendingReach(dn2, st1, {t}, {}) ELSE {}
-           vs1 == [vstate EXCEPT ![t][g] = new]
-       IN /\ gen' = [gen EXCEPT ![t] = g]
-          /\ vstate' = [j \in Task |-> IF j \in down
-                                       THEN [vs1[j] EXCEPT ![gen[j]] = BLOCKED]
-                                       ELSE vs1[j]]
-          /\ deps' = [deps EXCEPT ![t] = ds]
-          /\ dependents' = dn2
-          /\ remaining' = [ZeroCount(rem1, down) EXCEPT
-                              ![t] = IF new = PENDING THEN Cardinality(unmet) ELSE 0]
-          /\ seq' = [seq EXCEPT ![t] = nextSeq]
-          /\ nextSeq' = nextSeq + 1
-          /\ readySeqs' = (IF old = READY THEN readySeqs \ {seq[t]} ELSE readySeqs)
-                          \cup (IF new = READY THEN {nextSeq} ELSE {})
-          /\ cause' = [j \in Task |-> IF j \in down THEN [cause[j] EXCEPT ![gen[j]] = why]
-                                      ELSE IF j = t THEN [cause[t] EXCEPT ![g] = why]
-                                      ELSE cause[j]]
-          /\ UNCHANGED <<phase, running, cancelReq, claims, inflight>>
+    /\ NewVersion(t, ds)
+    /\ UNCHANGED <<phase, running, cancelReq, claims, inflight, lease, expired>>
+
 
 (***************************************************************************)
 (* Start: start() moves OPEN -> STARTED when every current version names    *)
@@ -236,7 +276,7 @@ Start ==
     /\ Acyclic
     /\ phase' = STARTED
     /\ UNCHANGED <<gen, vstate, deps, remaining, dependents, seq, nextSeq, readySeqs,
-                   running, cause, cancelReq, claims, inflight>>
+                   running, cause, cancelReq, claims, inflight, lease, expired>>
 
 (***************************************************************************)
 (* Claim: ready(n) by worker w while STARTED (CLAIM-1) hands w the k ready  *)
@@ -245,9 +285,10 @@ Start ==
 (* hands out nothing changes nothing and is not modelled.  From now on the  *)
 (* worker may deliver complete or fail for each version it was handed, at   *)
 (* any time and any number of times: both go in flight at once, which is    *)
-(* the most adversarial worker and costs no extra states.                   *)
+(* the most adversarial worker and costs no extra states.  With deadlines,  *)
+(* each version it hands out holds the lease <<w, u>> (LEASE-1).            *)
 (***************************************************************************)
-Claim(w, n) ==
+Claim(w, n, u) ==
     /\ phase = STARTED
     /\ LET k == Min({n, Limit - running, Cardinality(readySeqs)})
            chosen == {s \in readySeqs : Cardinality({r \in readySeqs : r < s}) < k}
@@ -261,7 +302,10 @@ Claim(w, n) ==
                                        ELSE claims[t]]
           /\ inflight' = inflight \cup
                 {[kind |-> c, task |-> t, gen |-> gen[t]] : c \in {"Complete", "Fail"}, t \in picked}
-    /\ UNCHANGED <<phase, gen, deps, remaining, dependents, seq, nextSeq, cause, cancelReq>>
+          /\ lease' = IF Deadlines = {} THEN lease
+                      ELSE [t \in Task |-> IF t \in picked THEN <<w, u>> ELSE lease[t]]
+    /\ UNCHANGED <<phase, gen, deps, remaining, dependents, seq, nextSeq, cause, cancelReq,
+                   expired>>
 
 \* A callback names the running current version: the only case that changes anything.
 \* Stale (DONE-5) and already-terminal (DONE-4) callbacks are stuttering steps.
@@ -284,9 +328,12 @@ Complete(m) ==
           /\ readySeqs' = readySeqs \cup {seq[j] : j \in released}
           /\ running' = running - 1
           /\ phase' = DrainedPhase(running - 1)
-    /\ UNCHANGED <<gen, deps, dependents, seq, nextSeq, cause, cancelReq, claims, inflight>>
+          /\ lease' = [lease EXCEPT ![t] = NoLease]
+    /\ UNCHANGED <<gen, deps, dependents, seq, nextSeq, cause, cancelReq, claims, inflight,
+                   expired>>
 
-\* The running current version of t ends in `final`, blocking its pending descendants.
+\* The running current version of t ends in `final`, blocking its pending descendants, and
+\* its lease ends (LEASE-1).
 EndUnsuccessfully(t, final) ==
     LET st1 == [CurStates EXCEPT ![t] = final]
         down == PendingReach(dependents, st1, {t}, {})
@@ -295,6 +342,7 @@ EndUnsuccessfully(t, final) ==
        /\ remaining' = ZeroCount(remaining, down)
        /\ running' = running - 1
        /\ phase' = DrainedPhase(running - 1)
+       /\ lease' = [lease EXCEPT ![t] = NoLease]
        /\ UNCHANGED <<gen, deps, dependents, seq, nextSeq, readySeqs, cancelReq, claims,
                       inflight>>
 
@@ -306,6 +354,7 @@ Fail(m) ==
     /\ m.kind = "Fail"
     /\ Accepts(m)
     /\ EndUnsuccessfully(m.task, FAILED)
+    /\ UNCHANGED expired
 
 (***************************************************************************)
 (* ConfirmCancel: a running current version whose cancellation was          *)
@@ -317,6 +366,7 @@ ConfirmCancel(m) ==
     /\ Accepts(m)
     /\ <<m.task, m.gen>> \in cancelReq
     /\ EndUnsuccessfully(m.task, CANCELLED)
+    /\ UNCHANGED expired
 
 (***************************************************************************)
 (* Cancel: cancel(t) on the current version.  Pending or ready: cancelled,  *)
@@ -336,11 +386,11 @@ Cancel(t) ==
                /\ remaining' = ZeroCount(remaining, down \cup {t})
                /\ readySeqs' = readySeqs \ {seq[t]}
                /\ UNCHANGED <<phase, gen, deps, dependents, seq, nextSeq, running, cancelReq,
-                              claims, inflight>>
+                              claims, inflight, lease, expired>>
        ELSE /\ cancelReq' = cancelReq \cup {<<t, gen[t]>>}
             /\ inflight' = inflight \cup {[kind |-> "ConfirmCancel", task |-> t, gen |-> gen[t]]}
             /\ UNCHANGED <<phase, gen, vstate, deps, remaining, dependents, seq, nextSeq,
-                           readySeqs, running, cause, claims>>
+                           readySeqs, running, cause, claims, lease, expired>>
 
 (***************************************************************************)
 (* Close: close() on an OPEN or STARTED scheduler moves it to CLOSING and   *)
@@ -357,7 +407,50 @@ Close ==
     /\ readySeqs' = {}
     /\ phase' = IF running = 0 THEN CLOSED ELSE CLOSING
     /\ UNCHANGED <<gen, deps, dependents, seq, nextSeq, running, cause, cancelReq, claims,
-                   inflight>>
+                   inflight, lease, expired>>
+
+(***************************************************************************)
+(* Heartbeat: the holder of the lease of t's running current version moves  *)
+(* its deadline to u, keeping its worker (LEASE-2).  A heartbeat for an     *)
+(* older generation, a terminal version or one never claimed changes       *)
+(* nothing (LEASE-2, LEASE-5), and neither does one that sets the deadline  *)
+(* the lease already has: all are stuttering steps.                         *)
+(***************************************************************************)
+Heartbeat(t, u) ==
+    /\ Cur(t) = RUNNING
+    /\ lease[t] /= NoLease
+    /\ lease[t][2] /= u
+    /\ lease' = [lease EXCEPT ![t] = <<lease[t][1], u>>]
+    /\ UNCHANGED <<phase, gen, vstate, deps, remaining, dependents, seq, nextSeq, readySeqs,
+                   running, cause, cancelReq, claims, inflight, expired>>
+
+(***************************************************************************)
+(* Expire: expire(now) ends the lease due at `now`, of the one version that  *)
+(* can run (ASSUME above), and frees its slot (LEASE-3).  After a           *)
+(* cancellation request it becomes cancelled; under the fail policy,       *)
+(* failed; both block its pending descendants, as confirm_cancel and fail   *)
+(* do.  Otherwise, while closing, it is cancelled and blocks nothing        *)
+(* (CLOSE-2); while started, it is requeued: superseded by a new version    *)
+(* with the same dependencies, decided as a submission is (SUB-5), and left *)
+(* frozen at RUNNING (STATE-3).  A requeue past the task's generation bound *)
+(* is not sent: a model bound, like the bound on submissions.  With nothing *)
+(* due, expire changes nothing: a stuttering step.                          *)
+(***************************************************************************)
+Expire(now) ==
+    LET due == Due(now)
+        t == CHOOSE t \in due : TRUE
+        requeue == <<t, gen[t]>> \notin cancelReq /\ Expiry = "requeue" /\ phase = STARTED
+    IN /\ due /= {}
+       /\ expired' = expired \cup {<<t, gen[t], now>>}
+       /\ IF requeue
+          THEN /\ gen[t] < MaxGen[t]
+               /\ NewVersion(t, deps[t])
+               /\ running' = running - 1
+               /\ lease' = [lease EXCEPT ![t] = NoLease]
+               /\ UNCHANGED <<phase, cancelReq, claims, inflight>>
+          \* While closing nothing is pending (CLOSE-2), so that walk blocks nothing.
+          ELSE EndUnsuccessfully(t, IF Expiry = "fail" /\ <<t, gen[t]>> \notin cancelReq
+                                    THEN FAILED ELSE CANCELLED)
 
 -----------------------------------------------------------------------------
 (***************************************************************************)
@@ -368,24 +461,32 @@ Close ==
 (* dumped state graph with the action's name, which is the name of the      *)
 (* core's event class (the explorer compares labelled transitions).         *)
 (***************************************************************************)
+\* The deadlines a claim may set: without deadlines, one claim that sets none.
+LeaseChoices == IF Deadlines = {} THEN {0} ELSE Deadlines
+
 Next ==
     \/ \E t \in Task : \E ds \in DepChoices[t] : Submit(t, ds)
     \/ Start
-    \/ \E w \in Worker, n \in 1..Limit : Claim(w, n)
+    \/ \E w \in Worker, n \in 1..Limit, u \in LeaseChoices : Claim(w, n, u)
     \/ \E m \in Msg : Complete(m)
     \/ \E m \in Msg : Fail(m)
     \/ \E m \in Msg : ConfirmCancel(m)
     \/ \E t \in Task : Cancel(t)
     \/ Close
+    \/ \E t \in Task, u \in Deadlines : Heartbeat(t, u)
+    \/ \E u \in Deadlines : Expire(u)
 
 \* A callback that would change something is delivered in the end.
 Deliver(m) == Complete(m) \/ Fail(m) \/ ConfirmCancel(m)
 
-\* Weak fairness of claiming (some worker keeps asking while work and slots are there) and
-\* of the workers' callbacks; the client (submit, start, cancel, close) owes nothing.
+\* Weak fairness of claiming (some worker keeps asking while work and slots are there); the
+\* client (submit, start, cancel, close) owes nothing.  Without leases, the workers' callbacks
+\* are fair.  With leases they are not: a worker may vanish and never call back (LEASE-6),
+\* and only expiry, which is fair, ends its version.
 Fairness ==
-    /\ WF_vars(\E w \in Worker, n \in 1..Limit : Claim(w, n))
-    /\ WF_vars(\E m \in Msg : Deliver(m))
+    /\ WF_vars(\E w \in Worker, n \in 1..Limit, u \in LeaseChoices : Claim(w, n, u))
+    /\ WF_vars(Deadlines = {} /\ \E m \in Msg : Deliver(m))
+    /\ WF_vars(\E u \in Deadlines : Expire(u))
 
 Spec == Init /\ [][Next]_vars /\ Fairness
 
@@ -409,14 +510,14 @@ ReverseEdgesMatch ==
 
 \* CLAIM-5, PHASE-2: the kept running count is the number of running versions, within the limit.
 RunningWithinLimit ==
-    /\ running = Cardinality({v \in Task \X Gen : vstate[v[1]][v[2]] = RUNNING})
+    /\ running = Cardinality(Busy)
     /\ running <= Limit
 
 \* CLAIM-3, VER-3: the ready index holds exactly the sequence numbers of the ready versions,
-\* and only current versions are ready.
+\* and an older version is never running, but one superseded by expiry, frozen there (LEASE-5).
 ReadyIndexMatches ==
     /\ readySeqs = {seq[t] : t \in {u \in Submitted : Cur(u) = READY}}
-    /\ \A t \in Task, g \in Gen : g < gen[t] => vstate[t][g] /= RUNNING
+    /\ \A t \in Task, g \in Gen : g < gen[t] /\ vstate[t][g] = RUNNING => <<t, g>> \in Expired
 
 \* STATE-4, SUB-4, SUB-5, DONE-1 (state part): a released version never depends on an id that
 \* was never submitted, nor on itself.
@@ -452,6 +553,18 @@ ClaimedAtMostOnce ==
         /\ vstate[t][g] \in {RUNNING, SUCCEEDED, FAILED} => Len(claims[t][g]) = 1
         /\ vstate[t][g] \in {NONE, PENDING, READY, BLOCKED} => Len(claims[t][g]) = 0
         /\ <<t, g>> \in cancelReq => Len(claims[t][g]) = 1
+
+\* LEASE-1, LEASE-2, LEASE-5: a lease is held only by a running current version whose
+\* lease has not expired, and by the worker that claimed it (a heartbeat keeps the worker):
+\* so a version has at most one live lease, and the holder of an expired one holds none.
+\* With deadlines, every running current version holds one (every claim sets one).
+AtMostOneLiveLease ==
+    \A t \in Task :
+        /\ lease[t] /= NoLease =>
+              /\ Cur(t) = RUNNING
+              /\ <<t, gen[t]>> \notin Expired
+              /\ claims[t][gen[t]] = <<lease[t][1]>>
+        /\ Deadlines /= {} /\ Cur(t) = RUNNING => lease[t] /= NoLease
 
 \* START-1, START-2, SUB-9: once started, the graph of current versions is closed and acyclic.
 GraphValidWhenStarted == phase = STARTED => NoMissing /\ Acyclic
@@ -518,12 +631,13 @@ NothingClaimedOrSubmittedAfterClose ==
            /\ phase = CLOSED => phase' = CLOSED)]_vars
 
 \* DONE-5, VER-2, DONE-1: a callback acts only on the version it names: a version leaves
-\* RUNNING only when a callback naming exactly (t, g) is in flight, and a pending version is
+\* RUNNING only when a callback naming exactly (t, g) is in flight, or an expire ends its
+\* lease (LEASE-3), and a pending version is
 \* released or loses count only in the step in which the current version of one of its
 \* dependencies succeeds.  So a stale callback, which names no current running version,
 \* releases nothing.
 StaleCallbackReleasesNothing ==
-    [][/\ \A t \in Task, g \in Gen :
+    [][/\ \A t \in Task, g \in Gen : <<t, g>> \notin Expired' =>
             /\ vstate[t][g] = RUNNING /\ vstate'[t][g] = SUCCEEDED =>
                    [kind |-> "Complete", task |-> t, gen |-> g] \in inflight
             /\ vstate[t][g] = RUNNING /\ vstate'[t][g] = FAILED =>
@@ -537,6 +651,21 @@ StaleCallbackReleasesNothing ==
                 \E d \in Range(deps[t]) :
                     /\ gen'[d] = gen[d] /\ Cur(d) = RUNNING
                     /\ vstate'[d][gen[d]] = SUCCEEDED]_vars
+
+\* LEASE-1..LEASE-3: the versions an expire(now) names (the history `expired` grows by them)
+\* are exactly the ones whose leases are due at `now`, none of them runs afterwards, and each
+\* frees its slot; a lease of a version that stays running keeps its worker.
+ExpireEndsExactlyTheDueLeases ==
+    [][LET ended == expired' \ expired
+           now == (CHOOSE e \in ended : TRUE)[3]
+       IN /\ ended /= {} =>
+                /\ ended = {<<t, gen[t], now>> : t \in Due(now)}
+                /\ \A e \in ended :
+                      lease'[e[1]] = NoLease /\ (gen'[e[1]] = e[2] => vstate'[e[1]][e[2]] /= RUNNING)
+                /\ running' = running - Cardinality(ended)
+          /\ \A t \in Task :
+                (gen'[t] = gen[t] /\ Cur(t) = RUNNING /\ Cur(t)' = RUNNING /\ lease[t] /= NoLease)
+                    => lease'[t] /= NoLease /\ lease'[t][1] = lease[t][1]]_vars
 
 (* Semantic properties: what one step decides, restated from the state before it. *)
 
@@ -580,7 +709,7 @@ ClaimTakesSmallestSeqs ==
            started == {v \in Task \X Gen : vstate[v[1]][v[2]] /= RUNNING
                                            /\ vstate'[v[1]][v[2]] = RUNNING}
            taken == {v[1] : v \in started}
-           busy == Cardinality({v \in Task \X Gen : vstate[v[1]][v[2]] = RUNNING})
+           busy == Cardinality(Busy)
        IN /\ \A v \in started : v[1] \in ready /\ v[2] = gen[v[1]]
           /\ \A t \in taken, u \in ready \ taken : seq[t] < seq[u]
           /\ Cardinality(started) <= Limit - busy]_vars

@@ -255,5 +255,5 @@ def error_for(rejection: fx.Rejection) -> SchedulerError:
                 rejection,
             )
         case fx.InvalidLeaseArgument(argument, value):
-            return _invalid(argument, _LEASE_RULES.get(argument, "valid"), value, rejection)
+            return _invalid(argument, _LEASE_RULES[argument], value, rejection)
     raise AssertionError(f"unhandled rejection {rejection!r}")

@@ -56,8 +56,8 @@ def _key(scope: Scope, node: Node, group: list[canon.Renaming]) -> canon.Key:
     """The state as the protocol sees it: workers dropped, symmetric states merged."""
     worker = scope.workers[0]  # every claim as if one worker held it
     claims = tuple(sorted({(t, g, worker, requested) for t, g, _, requested in node.claims}))
-    phase, tasks, _ = canon.key(scope, node)
-    return canon.canonical(scope, (phase, tasks, claims), group)
+    phase, tasks, _, leases = canon.key(scope, node)
+    return canon.canonical(scope, (phase, tasks, claims, leases), group)
 
 
 def traces(scope: Scope, depth: int) -> Iterator[list[Move]]:

@@ -496,46 +496,35 @@ def ClaimTakesSmallestSeqs(
 
 def _unsuccessful_roots(s: State, event: Event, effects: tuple[Effect, ...]) -> list[int]:
     """The tasks whose current versions this step made failed, cancelled or blocked, from
-    which BLOCK-1's walks start, in the order the step takes them: the one a callback, a
-    cancel or a blocked submission names; for an `expire`, each expired version that ended
-    unsuccessful or was requeued blocked (LEASE-3), in the order of its reply."""
-    reply = effects[0] if effects else None
-    if isinstance(event, Expire):
-        if not isinstance(reply, Expired):
-            return []
-        roots = []
-        for task_id, generation in reply.versions:
-            i = find(s.index, task_id) if isinstance(task_id, str) else None
-            if i is None:
-                continue
-            code = s.cells[i] & STATE_MASK
-            ended = _generation(s, i) == generation and code in (FAILED, CANCELLED)
-            if ended or (_generation(s, i) != generation and code == BLOCKED):
-                roots.append(i)
-        return roots
-    root = _unsuccessful_root(s, event, effects)
-    return [] if root is None else [root]
-
-
-def _requeued_blocked(s: State, event: Event, i: int) -> bool:
-    """Whether the root `i` of an `expire` is a requeued version, blocked when it was made."""
-    return isinstance(event, Expire) and s.cells[i] & STATE_MASK == BLOCKED
-
-
-def _unsuccessful_root(s: State, event: Event, effects: tuple[Effect, ...]) -> int | None:
-    """The task whose current version this step made failed, cancelled or blocked, and from
-    which BLOCK-1's walk starts: the one a callback, a cancel or a blocked submission names."""
+    which BLOCK-1's walks start, in the order the step takes them: the one an accepted
+    callback, cancel or blocked submission names; for an `expire`, each expired version that
+    ended unsuccessful or was requeued blocked (LEASE-3), in the order of its reply."""
     reply = effects[0] if effects else None
     match event:
+        case Expire() if isinstance(reply, Expired):
+            roots = []
+            for task_id, generation in reply.versions:
+                i = find(s.index, task_id) if isinstance(task_id, str) else None
+                if i is None:
+                    continue
+                code = s.cells[i] & STATE_MASK
+                ended = _generation(s, i) == generation and code in (FAILED, CANCELLED)
+                if ended or (_generation(s, i) != generation and code == BLOCKED):
+                    roots.append(i)
+            return roots
         case Fail() | ConfirmCancel() | Cancel():
             accepted = isinstance(reply, Answered) and reply.outcome.kind is OutcomeKind.ACCEPTED
         case Submit():
             accepted = isinstance(reply, Submitted) and reply.state is TaskState.BLOCKED
         case _:
-            return None
-    if not accepted or not isinstance(event.task_id, str):
-        return None
-    return find(s.index, event.task_id)
+            return []
+    i = find(s.index, event.task_id) if accepted and isinstance(event.task_id, str) else None
+    return [] if i is None else [i]
+
+
+def _requeued_blocked(s: State, event: Event, i: int) -> bool:
+    """Whether the root `i` of an `expire` is a requeued version, blocked when it was made."""
+    return isinstance(event, Expire) and s.cells[i] & STATE_MASK == BLOCKED
 
 
 def _root_cause_of(s: State, d: int) -> object:

@@ -977,12 +977,13 @@ def _expire(tx: _Tx, ev: Expire) -> Reply:
     now: object = ev.now
     if not _is_deadline(now):
         return Rejected(tx.event_id, InvalidLeaseArgument("now", now))
-    versions = tx.versions
+    # The versions as they were before this expire: a requeue replaces only its own row.
+    before = tx.versions
     due = [i for i, (_, until) in tx.leases.items() if until is not None and until <= now]
-    due.sort(key=lambda i: versions[i][SEQ])
+    due.sort(key=lambda i: before[i][SEQ])
     expired = []
     for i in due:
-        version = tx.versions[i]
+        version = before[i]
         expired.append((version[NAME], version[GENERATION]))
         if tx.cells[i] & CANCEL_REQUESTED:
             tx.move(i, CANCELLED, "Expire")

@@ -35,6 +35,7 @@ TLA_VARIABLES = {
     "cause",
     "claims",
     "cancelReq",
+    "lease",
 }
 
 
@@ -63,7 +64,10 @@ def project_tla(scope: Scope, v: dict[str, Any]) -> canon.Projected:
         for g, workers in enumerate(by_generation, start=1)
         for w in workers
     )
-    return (v["phase"], tuple(tasks), tuple(claims), tuple(sorted(v["cancelReq"])))
+    leases = tuple(
+        (t, str(v["lease"][t][0]), v["lease"][t][1]) for t in scope.tasks if v["lease"][t]
+    )
+    return (v["phase"], tuple(tasks), tuple(claims), tuple(sorted(v["cancelReq"])), leases)
 
 
 @dataclass(slots=True)

@@ -3,7 +3,8 @@
 `key(scope, node)` is a hashable, totally ordered tuple that determines everything the future of
 a node depends on: the phase, and for each task of the scope (in the scope's order) the facts of
 its current version (`State.facts`: state, generation, sequence number, claimed and
-cancel-requested flags, remaining count, dependencies, detail), then the claim history. The core's
+cancel-requested flags, remaining count, dependencies, detail), then the claim history, then
+each task's lease (LEASE-1: worker and deadline; () for none). The core's
 internal layout (which dense index a task got, which column holds what) is not in the key: it
 is not observable (VER-3), so two nodes with equal keys behave alike.
 
@@ -28,6 +29,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .. import naive
+from ..core.state import State
 from ..core.types import Cause
 from .model import Node
 from .scope import Scope
@@ -73,11 +75,24 @@ def key(scope: Scope, node: Node, shared: dict[Any, Any] | None = None) -> Key:
     entries = task_entries(scope, node)
     parts = tuple(entries[t] for t in scope.tasks)
     claims = node.claims
+    leases = _leases(scope, node.core)
     if shared is not None:
         parts = tuple(shared.setdefault(e, e) for e in parts)
         parts = shared.setdefault(parts, parts)
         claims = shared.setdefault(claims, claims)
-    return (node.core.phase.name, parts, claims)
+        leases = shared.setdefault(leases, leases)
+    return (node.core.phase.name, parts, claims, leases)
+
+
+_NO_LEASES: tuple[tuple[object, ...], ...] = ()
+
+
+def _leases(scope: Scope, core: State) -> tuple[tuple[object, ...], ...]:
+    """Each task's lease as `(worker, until)`, `()` for none; `()` for a core holding none."""
+    if not core.leases:
+        return _NO_LEASES
+    found = (core.lease_of(t) for t in scope.tasks)  # type: ignore[arg-type]
+    return tuple(() if lease is None else (lease.worker, lease.until) for lease in found)
 
 
 def naive_key(scope: Scope, world: naive.World, claims: tuple[Any, ...]) -> Key:
@@ -98,7 +113,9 @@ def naive_key(scope: Scope, world: naive.World, claims: tuple[Any, ...]) -> Key:
         else:
             coded = ("r", str(detail))
         parts.append((state.upper(), generation, seq, claimed, requested, remaining, deps, coded))
-    return (world.phase.upper(), tuple(parts), claims)
+    held = naive.leases(world)
+    leases = tuple(held.get(t, ()) for t in scope.tasks) if held else _NO_LEASES
+    return (world.phase.upper(), tuple(parts), claims, leases)
 
 
 def automorphisms(scope: Scope, *, tasks: bool, workers: bool) -> list[Renaming]:
@@ -151,10 +168,16 @@ def _rename_entry(entry: tuple[Any, ...], tm: dict[str, str]) -> tuple[object, .
 def renamed(scope: Scope, k: Key, renaming: Renaming) -> Key:
     """The key of the node obtained by renaming tasks and workers in the node of key `k`."""
     tm, wm = renaming
-    phase, entries, claims = k
+    phase, entries, claims, leases = k
     by_image = {tm[t]: _rename_entry(e, tm) for t, e in zip(scope.tasks, entries, strict=True)}
     new_claims = tuple(sorted((tm[t], g, wm[w], r) for t, g, w, r in claims))
-    return (phase, tuple(by_image[t] for t in scope.tasks), new_claims)
+    if leases:
+        lease_of = {
+            tm[t]: (wm.get(lease[0], lease[0]), lease[1]) if lease else ()
+            for t, lease in zip(scope.tasks, leases, strict=True)
+        }
+        leases = tuple(lease_of[t] for t in scope.tasks)
+    return (phase, tuple(by_image[t] for t in scope.tasks), new_claims, leases)
 
 
 def canonical(scope: Scope, k: Key, group: list[Renaming]) -> Key:
@@ -175,9 +198,10 @@ def project_key(scope: Scope, k: Key) -> Projected:
     Per task: generation (0 if unsubmitted), state of the current version (`NONE` if none),
     dependencies, remaining count, sequence number (TLA+ counts from 1, the core from 0; 0 for
     none), blocking cause of the current version. Then the claims as (task, generation,
-    worker) and the versions whose cancellation was requested.
+    worker), the versions whose cancellation was requested, and the leases as (task, worker,
+    deadline).
     """
-    phase, entries, claims = k
+    phase, entries, claims, leases = k
     tasks = []
     for entry in entries:
         if not entry:
@@ -191,6 +215,7 @@ def project_key(scope: Scope, k: Key) -> Projected:
         tuple(tasks),
         tuple(sorted((t, g, w) for t, g, w, _ in claims)),
         tuple(sorted((t, g) for t, g, _, r in claims if r)),
+        tuple((t, *lease) for t, lease in zip(scope.tasks, leases, strict=False) if lease),
     )
 
 

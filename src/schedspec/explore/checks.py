@@ -1,7 +1,8 @@
 """What the explorer checks, by name: the same names as `tla/Scheduler.tla`.
 
 - State invariants: every function of `core.invariants.INVARIANTS` (TypeOK, CountsMatchRecount,
-  ...), plus `ClaimedAtMostOnce`, which needs the claim history that only the explorer keeps.
+  ...), plus `HISTORY_INVARIANTS` (`ClaimedAtMostOnce`, `AtMostOneLiveLease`), which need the
+  claim history that only the explorer keeps.
 - Transition properties: every function of `core.invariants.PROPERTIES` (TerminalNeverChanges,
   ReleasedOnlyWhenDepsSucceeded, ...), run on every move, the ones that change nothing included
   (that is where a stale or duplicate callback is caught), plus `ClaimedAtMostOnce` at each
@@ -46,6 +47,33 @@ def ClaimedAtMostOnce(state: State, claims: tuple[ClaimRecord, ...]) -> list[str
     return problems
 
 
+def AtMostOneLiveLease(state: State, claims: tuple[ClaimRecord, ...]) -> list[str]:
+    """LEASE-1, LEASE-2, LEASE-5: a lease is held only by a running current version, and by
+    the worker that claimed it (a heartbeat keeps the worker): so a version has at most one
+    live lease, and the holder of an expired one holds none. (The core's lease map gives each
+    task one entry at most; `TypeOK` checks that only running versions hold one.)"""
+    problems = []
+    holder = {(t, g): w for t, g, w, _ in claims}
+    for t in state.task_ids():
+        lease = state.lease_of(t)
+        if lease is None:
+            continue
+        facts = state.facts(t)
+        assert facts is not None
+        version = (t, int(facts.generation))
+        if facts.state is not TaskState.RUNNING:
+            problems.append(f"{t!r}@{version[1]} holds a lease while {facts.state.value}")
+        if holder.get(version) != lease.worker:
+            problems.append(
+                f"{t!r}@{version[1]}: the lease is held by {lease.worker!r}, the version was "
+                f"claimed by {holder.get(version)!r}"
+            )
+    return problems
+
+
+HISTORY_INVARIANTS = (ClaimedAtMostOnce, AtMostOneLiveLease)
+
+
 def StartRefused(state: State) -> list[str]:
     """START-2, SUB-9 for a scope whose every non-empty graph misses a dependency or holds a
     cycle: the scheduler is started only while empty (then it accepts no new id)."""
@@ -56,14 +84,16 @@ def StartRefused(state: State) -> list[str]:
 
 EXPECTATIONS: dict[str, Callable[[State], list[str]]] = {"StartRefused": StartRefused}
 
-STATE_INVARIANTS = (*(inv.__name__ for inv in INVARIANTS), "ClaimedAtMostOnce")
+STATE_INVARIANTS = (
+    *(inv.__name__ for inv in INVARIANTS),
+    *(h.__name__ for h in HISTORY_INVARIANTS),
+)
 TRANSITION_PROPERTIES = tuple(p.__name__ for p in PROPERTIES)
 GRAPH_PROPERTIES = ("Deadlock", "AllVersionsCanFinish", "ClosingCanClose")
 
 # The same checks in tla/Scheduler.tla. EveryChangeNotified and NotifiedInSeqOrder are about the
-# core's notifications (EFFECT-2, EFFECT-3), which the TLA+ spec does not model; the TLA+ spec
-# has no leases yet (issue 12), so ExpireEndsExactlyTheDueLeases is Python's alone for now.
-PYTHON_ONLY = ("EveryChangeNotified", "NotifiedInSeqOrder", "ExpireEndsExactlyTheDueLeases")
+# core's notifications (EFFECT-2, EFFECT-3), which the TLA+ spec does not model.
+PYTHON_ONLY = ("EveryChangeNotified", "NotifiedInSeqOrder")
 TLA_INVARIANTS = STATE_INVARIANTS
 TLA_PROPERTIES = tuple(name for name in TRANSITION_PROPERTIES if name not in PYTHON_ONLY)
 

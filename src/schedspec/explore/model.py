@@ -20,7 +20,11 @@ Moves, as in `Next` of the TLA+ spec:
   cancellation was requested (TLA+: the messages in flight);
 - `Cancel(t)` for every submitted task and, for every older generation, `Cancel(t, g)` (a stale
   cancel, which must change nothing), when the scope enables cancel;
-- `Close()` when the scope enables close.
+- `Close()` when the scope enables close;
+- with the scope's `deadlines` (leases, LEASE-*): every claim names its worker and one of the
+  deadlines; `Heartbeat(t, g, u)` for every version in the claim history and every deadline
+  `u`; `Expire(now)` for every deadline `now`, unless a version it would requeue has reached
+  its generation bound (a model bound, as for submissions; TLA+: the same guard).
 
 `probes(scope, node)` lists the rest of what a caller can send in a node: every operation in
 every state, the caller's mistakes included (DONE-6, SUB-1, SUB-2, SUB-9, SUB-12, CLAIM-2,
@@ -46,6 +50,7 @@ from ..core import events as ev
 from ..core import step as core_step
 from ..core.effects import CancelRequested, Claimed, Effect
 from ..core.state import State, initial_state
+from ..core.types import Phase
 from .checks import ClaimRecord
 from .scope import Scope
 
@@ -78,7 +83,14 @@ class Move:
                 )
                 text += condition + ")"
             case ev.Claim():
-                text = f"Claim(max_tasks={e.max_tasks})"
+                text = f"Claim(max_tasks={e.max_tasks}"
+                if e.lease_until is not None or (e.worker is not None and e.worker != self.worker):
+                    text += f", worker={e.worker!r}, lease_until={e.lease_until!r}"
+                text += ")"
+            case ev.Heartbeat():
+                text = f"Heartbeat({e.task_id!r}, {e.generation}, {e.lease_until!r})"
+            case ev.Expire():
+                text = f"Expire({e.now!r})"
             case ev.Complete() | ev.Fail() | ev.ConfirmCancel():
                 text = f"{self.label}({e.task_id!r}, {e.generation})"
             case ev.Cancel():
@@ -90,7 +102,7 @@ class Move:
 
 
 def initial(scope: Scope) -> Node:
-    return Node(initial_state(scope.limit), ())
+    return Node(initial_state(scope.limit, scope.expiry), ())
 
 
 def moves(scope: Scope, node: Node) -> list[Move]:
@@ -103,12 +115,23 @@ def moves(scope: Scope, node: Node) -> list[Move]:
             found += [Move("Submit", ev.Submit(t, ds)) for ds in scope.dep_choices[t]]
     found.append(Move("Start", ev.Start()))
     for w in scope.workers:
-        found += [Move("Claim", ev.Claim(n), w) for n in range(1, scope.limit + 1)]
+        if scope.deadlines:
+            found += [
+                Move("Claim", ev.Claim(n, worker=w, lease_until=u), w)
+                for n in range(1, scope.limit + 1)
+                for u in scope.deadlines
+            ]
+        else:
+            found += [Move("Claim", ev.Claim(n), w) for n in range(1, scope.limit + 1)]
     for t, g, w, requested in node.claims:
         found.append(Move("Complete", ev.Complete(t, g), w))
         found.append(Move("Fail", ev.Fail(t, g), w))
         if requested:
             found.append(Move("ConfirmCancel", ev.ConfirmCancel(t, g), w))
+        found += [Move("Heartbeat", ev.Heartbeat(t, g, u), w) for u in scope.deadlines]
+    found += [
+        Move("Expire", ev.Expire(now)) for now in scope.deadlines if _within_bound(scope, core, now)
+    ]
     if "Cancel" in scope.moves:
         for t in core.task_ids():
             found.append(Move("Cancel", ev.Cancel(t)))
@@ -117,6 +140,22 @@ def moves(scope: Scope, node: Node) -> list[Move]:
     if "Close" in scope.moves:
         found.append(Move("Close", ev.Close()))
     return found
+
+
+def _within_bound(scope: Scope, core: State, now: int) -> bool:
+    """Whether every version `expire(now)` would requeue (LEASE-3) stays within its task's
+    generation bound."""
+    if scope.expiry != "requeue" or core.phase is not Phase.STARTED:
+        return True
+    for t in scope.tasks:
+        lease = core.lease_of(t)  # type: ignore[arg-type]
+        if lease is None or lease.until is None or lease.until > now:
+            continue
+        facts = core.facts(t)  # type: ignore[arg-type]
+        assert facts is not None
+        if not facts.cancel_requested and int(facts.generation) >= scope.max_gen[t]:
+            return False
+    return True
 
 
 UNKNOWN = "zz"  # an id no scope uses: never submitted, except by a probe while open
@@ -209,6 +248,43 @@ def _probes(scope: Scope, node: Node) -> list[Move]:
     found += [Move("Cancel", ev.Cancel(first, 0)), Move("Cancel", ev.Cancel(""))]
     if "Close" not in scope.moves:
         found.append(Move("Close", ev.Close()))
+    if scope.deadlines:
+        found += _lease_probes(scope, node, held)
+    return found
+
+
+def _lease_probes(scope: Scope, node: Node, held: set[tuple[str, int]]) -> list[Move]:
+    """A lease scope's mistakes and odd requests (LEASE-1..3, CLAIM-7): heartbeats for versions
+    no worker holds and with deadlines of the wrong form, a heartbeat that clears a deadline,
+    claims with a holder or deadline of the wrong form or with none, and expires at a `now` of
+    the wrong form or before every deadline."""
+    core, first, worker = node.core, scope.tasks[0], scope.workers[0]
+    u = scope.deadlines[0]
+    found: list[Move] = []
+    for t in (*scope.tasks, UNKNOWN):
+        current = core.generation_of(t) or 0  # type: ignore[arg-type]
+        found += [
+            Move("Heartbeat", ev.Heartbeat(t, g, u))
+            for g in range(1, current + 2)
+            if (t, g) not in held
+        ]
+    for t, g, w, _ in node.claims:
+        found.append(Move("Heartbeat", ev.Heartbeat(t, g, None), w))
+    found += [Move("Heartbeat", ev.Heartbeat(first, 1, bad)) for bad in (True, "1", float("inf"))]
+    found += [
+        Move("Heartbeat", ev.Heartbeat(first, 0, u)),
+        Move("Heartbeat", ev.Heartbeat("", 1, u)),
+    ]
+    found += [
+        Move("Claim", ev.Claim(1, worker=bad, lease_until=u), worker) for bad in ("", NOT_AN_ID)
+    ]
+    found += [
+        Move("Claim", ev.Claim(1, worker=worker, lease_until=bad), worker)
+        for bad in (True, float("inf"))
+    ]
+    found.append(Move("Claim", ev.Claim(1), worker))
+    found += [Move("Expire", ev.Expire(bad)) for bad in (True, None, "1")]
+    found.append(Move("Expire", ev.Expire(min(scope.deadlines) - 1)))
     return found
 
 

@@ -19,6 +19,9 @@ The format (`models/chain.toml`):
     liveness = true           # TLC also checks AllVersionsFinish and ClosingEndsClosed
     expect = ["StartRefused"] # scope-specific expectations (`explore.checks.EXPECTATIONS`)
     default = true            # part of `schedspec verify` without --all
+    deadlines = [1, 2]        # leases (LEASE-*): claims and heartbeats set one of these
+                              # deadlines, expire(now) is sent for each; needs limit <= 1
+    expiry = "requeue"        # the expiry policy (LEASE-4): "requeue" (default) or "fail"
 
     [tasks]
     a = { deps = [[]], generations = 2 }   # a may be submitted twice (re-submission)
@@ -52,8 +55,11 @@ _KEYS = {
     "liveness",
     "expect",
     "default",
+    "deadlines",
+    "expiry",
     "tasks",
 }
+EXPIRY_POLICIES = ("requeue", "fail")
 
 
 class ScopeError(ValueError):
@@ -76,6 +82,8 @@ class Scope:
     liveness: bool
     expect: tuple[str, ...]
     default: bool
+    deadlines: tuple[int, ...] = ()
+    expiry: str = "requeue"
 
     @property
     def module(self) -> str:
@@ -116,6 +124,17 @@ def parse(name: str, data: dict[str, object], where: str = "<scope>") -> Scope:
     from .checks import EXPECTATIONS  # imported here: checks imports the core, scope does not
 
     expect = _names(data.get("expect", []), tuple(EXPECTATIONS), "expect", fail)
+    deadlines = data.get("deadlines", [])
+    if not isinstance(deadlines, list) or not all(
+        isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in deadlines
+    ):
+        raise fail(f"deadlines must be a list of ints >= 0, got {deadlines!r}")
+    if deadlines and limit > 1:
+        # The TLA+ spec states an expire that ends one lease (tla/Scheduler.tla, ASSUME).
+        raise fail(f"a scope with deadlines needs limit <= 1, got {limit}")
+    expiry = data.get("expiry", "requeue")
+    if expiry not in EXPIRY_POLICIES:
+        raise fail(f"expiry must be one of {list(EXPIRY_POLICIES)}, got {expiry!r}")
     tasks_data = data.get("tasks")
     if not isinstance(tasks_data, dict) or not tasks_data:
         raise fail("tasks must be a non-empty table of task id -> { deps, generations }")
@@ -158,6 +177,8 @@ def parse(name: str, data: dict[str, object], where: str = "<scope>") -> Scope:
         liveness=bool(data.get("liveness", False)),
         expect=tuple(expect),
         default=bool(data.get("default", True)),
+        deadlines=tuple(sorted(set(deadlines))),
+        expiry=str(expiry),
     )
 
 
@@ -268,6 +289,8 @@ def tla_config(
         f"    Limit = {scope.limit}",
         "    Worker = {" + ", ".join(scope.workers) + "}",
         "    Moves = {" + ", ".join(_tla_string(m) for m in sorted(scope.moves)) + "}",
+        "    Deadlines = {" + ", ".join(str(d) for d in scope.deadlines) + "}",
+        f"    Expiry = {_tla_string(scope.expiry)}",
     ]
     if use_symmetry:
         lines.append("SYMMETRY WorkerSymmetry")

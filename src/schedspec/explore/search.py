@@ -47,13 +47,24 @@ from ..core.effects import Effect
 from ..core.invariants import check_transition, validate_state
 from ..core.types import Phase, TaskState
 from . import canon
-from .checks import EXPECTATIONS, ClaimedAtMostOnce, work_remains
+from .checks import EXPECTATIONS, HISTORY_INVARIANTS, work_remains
 from .differential import divergence
 from .model import Move, Node, Step, advance, apply, initial, moves, probes
 from .scope import Scope
 from .situations import label
 
-LABELS = ("Submit", "Start", "Claim", "Complete", "Fail", "ConfirmCancel", "Cancel", "Close")
+LABELS = (
+    "Submit",
+    "Start",
+    "Claim",
+    "Complete",
+    "Fail",
+    "ConfirmCancel",
+    "Cancel",
+    "Close",
+    "Heartbeat",
+    "Expire",
+)
 LABEL_CODE = {label: code for code, label in enumerate(LABELS)}
 Progress = Callable[[int, int, int, float], None]  # states, frontier, depth, seconds
 
@@ -177,8 +188,9 @@ def explore(
         if problems:
             name, _, message = problems[0].partition(": ")
             raise _Found(name, "invariant", message, i, None)
-        for problem in ClaimedAtMostOnce(core, node.claims):
-            raise _Found("ClaimedAtMostOnce", "invariant", problem, i, None)
+        for history in HISTORY_INVARIANTS:
+            for problem in history(core, node.claims):
+                raise _Found(history.__name__, "invariant", problem, i, None)
         for check in expectations:
             for problem in check(core):
                 raise _Found(check.__name__, "expectation", problem, i, None)
@@ -224,7 +236,7 @@ def explore(
     situations = result.situations
     first_seen: dict[str, tuple[int, int]] = {}
     start_node = initial(scope)
-    start_world = naive.initial(scope.limit)
+    start_world = naive.initial(scope.limit, scope.expiry)
     frontier: deque[tuple[int, Node, naive.World]] = deque()
     try:
         first = add(start_node, canonical_key(start_node), -1, -1)

@@ -26,7 +26,7 @@ from ..core import events as ev
 from ..core.effects import Answered, Batched, Claimed, Effect, Rejected, Submitted, Transitioned
 from ..core.invariants import check_transition, validate_state
 from . import canon
-from .checks import EXPECTATIONS, ClaimedAtMostOnce
+from .checks import EXPECTATIONS, HISTORY_INVARIANTS
 from .differential import divergence
 from .model import Move, Node, Step, apply, initial
 from .scope import Scope
@@ -171,7 +171,7 @@ def recheck(scope: Scope, steps: list[TraceStep]) -> list[str]:
     naive differential (`AgreesWithNaive`) included."""
     problems: list[str] = []
     node = initial(scope)
-    world = naive.initial(scope.limit)
+    world = naive.initial(scope.limit, scope.expiry)
     for s in steps:
         problems += check_transition(node.core, s.node.core, s.effects, s.move.event)
         world, difference = divergence(node.core, s.node.core, s.effects, s.move.event, world)
@@ -179,7 +179,9 @@ def recheck(scope: Scope, steps: list[TraceStep]) -> list[str]:
             problems.append(f"AgreesWithNaive: {difference}")
         problems += validate_state(s.node.core)
         problems += [
-            f"ClaimedAtMostOnce: {p}" for p in ClaimedAtMostOnce(s.node.core, s.node.claims)
+            f"{history.__name__}: {p}"
+            for history in HISTORY_INVARIANTS
+            for p in history(s.node.core, s.node.claims)
         ]
         for name in scope.expect:
             problems += [f"{name}: {p}" for p in EXPECTATIONS[name](s.node.core)]
@@ -206,7 +208,7 @@ def _itf(value: Any) -> Any:
 
 def itf_state(scope: Scope, node: Node) -> dict[str, Any]:
     """One node as Scheduler.tla's variables, restricted to the current versions."""
-    phase, tasks, claims, requested = canon.project_key(scope, canon.key(scope, node))
+    phase, tasks, claims, requested, leases = canon.project_key(scope, canon.key(scope, node))
     by_task = dict(zip(scope.tasks, tasks, strict=True))
     return {
         "phase": phase,
@@ -218,6 +220,7 @@ def itf_state(scope: Scope, node: Node) -> dict[str, Any]:
         "cause": {"#map": [[t, _itf(v[5])] for t, v in by_task.items()]},
         "claims": _itf(frozenset(claims)),
         "cancelReq": _itf(frozenset(requested)),
+        "lease": _itf({t: next(((w, u) for h, w, u in leases if h == t), ()) for t in scope.tasks}),
     }
 
 
