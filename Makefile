@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
 .PHONY: run test lint typecheck pytest test-js diff-js test-slow tlc-full verify-all bench clean \
-	check-java check-node vectors mutation mutation-sample fuzz-seeds docs
+	check-java check-node vectors mutation mutation-lease mutation-sample fuzz-seeds docs
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -86,6 +86,13 @@ mutation: $(STAMP)
 fuzz-seeds: $(STAMP)
 	$(PY) benchmarks/fuzz_seeds.py --core all --journal models/mutation/fuzz-seeds.jsonl \
 		--markdown fuzz-seeds.md
+
+# The lease code's mutants (models/mutation/lease-ids.txt) through the explorer over the two lease
+# scopes, then the survivors through the lease clause tests and the lockstep LeaseMachine.
+mutation-lease: $(STAMP)
+	$(PY) -m schedspec.explore.mutscore --files step --ids $$(grep -v '^#' models/mutation/lease-ids.txt) \
+		--scopes lease,lease-fail --jobs 2 --tests-selection \
+		"tests/test_lease.py tests/test_differential.py -k 'lease or Lease' -m 'not slow' -x -q -p no:cacheprovider"
 
 mutation-sample: $(STAMP)
 	$(PY) -m schedspec.explore.mutscore $(MUTATION_ARGS) --sample 40 --seed 1 \

@@ -55,8 +55,8 @@ PINNED_PROBES = {
     "diamond": 2_140_920,
     "fan": 3_902_302,
     "fan-in": 949_784,
-    "lease": 456_245,
-    "lease-fail": 489_243,
+    "lease": 469_399,
+    "lease-fail": 503_361,
     "one-slot": 332_907,
     "rewire": 659_510,
     "stale": 1_758_204,
@@ -239,6 +239,10 @@ def test_generated_tlc_models_are_up_to_date() -> None:
         ({"tasks": {"a": {"deps": [[], []]}}}, "the same dependency list twice"),
         ({"tasks": {"a": {"deps": [[]], "generations": 0}}}, "generations must be an int >= 1"),
         ({"tasks": {"a": {"deps": "x"}}}, "must be a non-empty list of dependency lists"),
+        ({"deadlines": [1, True]}, "deadlines must be a list of ints >= 0"),
+        ({"deadlines": [-1]}, "deadlines must be a list of ints >= 0"),
+        ({"deadlines": [1], "limit": 2}, "a scope with deadlines needs limit <= 1, got 2"),
+        ({"expiry": "retry"}, "expiry must be one of ['requeue', 'fail'], got 'retry'"),
     ],
 )
 def test_a_bad_scope_file_is_refused_naming_the_field(

@@ -256,8 +256,8 @@ def _probes(scope: Scope, node: Node) -> list[Move]:
 def _lease_probes(scope: Scope, node: Node, held: set[tuple[str, int]]) -> list[Move]:
     """A lease scope's mistakes and odd requests (LEASE-1..3, CLAIM-7): heartbeats for versions
     no worker holds and with deadlines of the wrong form, a heartbeat that clears a deadline,
-    claims with a holder or deadline of the wrong form or with none, and expires at a `now` of
-    the wrong form or before every deadline."""
+    claims with a holder or deadline of the wrong form, with none, or with one of the two, and
+    expires at a `now` of the wrong form or before every deadline."""
     core, first, worker = node.core, scope.tasks[0], scope.workers[0]
     u = scope.deadlines[0]
     found: list[Move] = []
@@ -282,7 +282,12 @@ def _lease_probes(scope: Scope, node: Node, held: set[tuple[str, int]]) -> list[
         Move("Claim", ev.Claim(1, worker=worker, lease_until=bad), worker)
         for bad in (True, float("inf"))
     ]
-    found.append(Move("Claim", ev.Claim(1), worker))
+    # Claims with no lease, a holder alone, a deadline alone: each holds what it names.
+    found += [
+        Move("Claim", ev.Claim(1), worker),
+        Move("Claim", ev.Claim(1, worker=worker), worker),
+        Move("Claim", ev.Claim(1, lease_until=u), worker),
+    ]
     found += [Move("Expire", ev.Expire(bad)) for bad in (True, None, "1")]
     found.append(Move("Expire", ev.Expire(min(scope.deadlines) - 1)))
     return found
