@@ -51,6 +51,7 @@ from schedspec.conformance.strategies import (
     cycles_with_dependents,
     dependents_first,
     fan_in_dags,
+    missing_dependency_dags,
     programs,
 )
 
@@ -93,10 +94,12 @@ def test_fuzzing_the_reference_finds_nothing_and_covers_the_contract() -> None:
 def test_programs_make_meaningful_callbacks_not_only_refused_ones() -> None:
     """Callbacks name running and claimed versions (learnt from the replies), so accepted,
     duplicate and stale outcomes are common, not lucky; the adversarial ops make the
-    duplicates, stale callbacks and cancel races the larger share."""
+    duplicates, stale callbacks and cancel races the larger share. (About one program in five
+    never starts, its graph refused for a cycle or a missing dependency, START-2: the bounds
+    are for the others.)"""
     result = fuzz(ReferenceImplementation, name="reference", examples=100)
     e = result.exercised
-    assert e["DONE-1"] >= 30 and e["DONE-2"] >= 10 and e["DONE-4"] >= 40, e
+    assert e["DONE-1"] >= 25 and e["DONE-2"] >= 8 and e["DONE-4"] >= 40, e
     assert e["DONE-5"] >= 10 and e["CANCEL-3"] >= 30 and e["SUB-8"] >= 5, e
 
 
@@ -157,7 +160,7 @@ def test_the_trace_reads_as_a_story() -> None:
     result = forced_cancel()
     assert result.divergence is not None
     text = result.divergence.render()
-    assert "  1. create max_concurrency=1" in text
+    assert re.search(r"^  1\. create max_concurrency=[123] ", text, re.MULTILINE), text
     assert '  5. cancel "a"@1' in text and "cancel_requested (running)" in text
     assert 'at $.outcome: expected "cancel_requested", got "accepted"' in text
     assert describe_request({"op": "submit", "task": "b", "deps": ["a"]}) == 'submit "b" <- ["a"]'
@@ -457,10 +460,10 @@ def test_an_op_with_nothing_to_name_sends_a_mistake_that_changes_nothing() -> No
         {"phase": "started", "tasks": {"a": {"generation": 1, "state": "ready"}}}
     )
     before = send({"op": "query_all"})
-    picks = [(q, w, q) for q in range(6) for w in range(8)]
+    picks = [(q, w, q) for q in range(12) for w in range(8)]
     sent = [knowledge.request(Op(kind, p)) for kind in ("late", "cancel_running") for p in picks]
     kinds = {r["op"] for r in sent if r is not None}
-    assert kinds == {"submit", "complete", "fail", "confirm_cancel", "cancel"}, kinds
+    assert kinds == {"create", "submit", "complete", "fail", "confirm_cancel", "cancel"}, kinds
     replies = [send(r) for r in sent if r is not None]
     assert all(reply["ok"] is False for reply in replies), replies
     assert {k: v for k, v in send({"op": "query_all"}).items() if k != "id"} == {
@@ -479,23 +482,129 @@ def test_dependents_first_submits_each_task_before_its_dependencies() -> None:
     assert all(position[t] < position[d] for t, deps in order for d in deps)
 
 
-@settings(database=None, derandomize=True, max_examples=50)
+def test_cycles_with_dependents_put_every_other_task_behind_one_or_two_cycles() -> None:
+    """START-2, START-3: a refused start names one cycle per cyclic component, a shortest one
+    through its first member (a ring of three with a chord may be reported as its two-task
+    cycle), and, as unexecutable, every task outside the cycles. Some graphs have two
+    components, and in some a task of a cyclic component is off its reported cycle."""
+    shapes: list[tuple[int, int]] = []
+
+    @settings(database=None, derandomize=True, max_examples=80)
+    @given(st.data())
+    def draw(data: st.DataObject) -> None:
+        ids = data.draw(st.lists(st.sampled_from("abcdef"), min_size=3, max_size=6, unique=True))
+        graph = data.draw(cycles_with_dependents(ids))
+        assert sorted(t for t, _ in graph) == sorted(ids)
+        session = ReferenceImplementation()
+        session.handle({"id": 0, "op": "create", "protocol": PROTOCOL, "max_concurrency": 1})
+        for n, (task, deps) in enumerate(graph, start=1):
+            session.handle({"id": n, "op": "submit", "task": task, "deps": list(deps)})
+        error = session.handle({"id": 99, "op": "start"})["error"]
+        cycles = error["cycles"]
+        assert 1 <= len(cycles) <= 2 and all(2 <= len(c) <= 4 for c in cycles), cycles
+        edges = dict(graph)
+
+        def on_a_cycle(task: str) -> bool:
+            seen, frontier = set(), list(edges[task])
+            while frontier:
+                d = frontier.pop()
+                if d == task:
+                    return True
+                if d not in seen:
+                    seen.add(d)
+                    frontier += edges.get(d, ())
+            return False
+
+        cyclic = {t for t in ids if on_a_cycle(t)}
+        assert sorted(error["unexecutable"]) == sorted(set(ids) - cyclic)
+        # A task of a cyclic component off its reported cycle: the chord's third task.
+        chords = len(cyclic - {t for c in cycles for t in c})
+        shapes.append((len(cycles), chords))
+
+    draw()
+    assert {n for n, _ in shapes} == {1, 2} and any(c for _, c in shapes), shapes
+
+
+def test_a_drain_is_started_with_work_running_and_ended_by_each_kind_of_callback() -> None:
+    """PHASE-1: `drain` closes a scheduler while versions run, then ends them: a failure, a
+    cancel and, once its request shows, the confirmation, or a completion."""
+    k = Knowledge(("a", "b"))
+    assert k.request(Op("drain", (0, 0, 0))) is None  # nothing runs: an idle mistake instead
+    k.learn_snapshot(
+        {"phase": "started", "tasks": {"a": {"generation": 1, "state": "running"}}}
+    )  # fmt: skip
+    assert k.request(Op("drain", (0, 0, 0))) == {"op": "close"}
+    k.learn_snapshot({"phase": "closing", "tasks": {"a": {"generation": 1, "state": "running"}}})
+    ends = [k.request(Op("drain", (0, kind, 1))) for kind in range(3)]
+    assert [(r["op"], r["task"], r["generation"]) for r in ends if r] == [
+        ("fail", "a", 1),
+        ("cancel", "a", 1),
+        ("complete", "a", 1),
+    ]
+    view = {"generation": 1, "state": "running", "cancel_requested": True}
+    k.learn_snapshot({"phase": "closing", "tasks": {"a": view}})
+    confirm = k.request(Op("drain", (0, 0, 0)))
+    assert confirm == {"op": "confirm_cancel", "task": "a", "generation": 1}
+
+
+def test_a_resubmission_is_first_of_a_succeeded_task_whose_dependent_still_waits() -> None:
+    """SUB-8: while `a` succeeded and its dependent `c` waits for `b`, `resubmit_waited`
+    re-submits `a` (not `b`, whose dependent waits too): `c` must then wait for `a` again.
+    `resubmit` sometimes names the task itself as its dependency (SUB-5)."""
+    k = Knowledge(("a", "b", "c"))
+    for task, deps in (("a", []), ("b", []), ("c", ["a", "b"])):
+        k.learn_submit({"op": "submit", "task": task, "deps": deps}, {"ok": True})
+    k.learn_snapshot(
+        {
+            "phase": "started",
+            "tasks": {
+                "a": {"generation": 1, "state": "succeeded"},
+                "b": {"generation": 1, "state": "running"},
+                "c": {"generation": 1, "state": "pending"},
+            },
+        }
+    )
+    for pick in range(4):
+        request = k.request(Op("resubmit_waited", (pick, 0, 0)))
+        assert request == {"op": "submit", "task": "a", "deps": []}
+    selfish = [k.request(Op("resubmit", (0, way, 0))) for way in range(4)]
+    assert [r["deps"] for r in selfish if r] == [[], [], [], ["a"]]
+
+
+def test_some_programs_give_one_task_a_hub_of_dependents_and_cut_an_edge_from_it() -> None:
+    """Past 32 dependents the reference keeps a task's reverse edges as a map: 34 fillers
+    behind the gate build it, grow it, and the first filler's re-submission cuts its edge and
+    adds it again (SUB-6). Every filler is blocked once the gate is cancelled."""
+    session = ReferenceImplementation()
+    program = Program(1, ("a",), (("a", ()),), (), 0, fillers=34)
+    prefix = program.prefix()
+    again = {"op": "submit", "task": f"{FILLER}0", "deps": [f"{FILLER}gate"]}
+    assert prefix.count(again) == 2 and prefix[-2] == again
+    replies = [session.handle({"id": n, **request}) for n, request in enumerate(prefix)]
+    assert all(reply["ok"] is True for reply in replies)
+    snapshot = session.handle({"id": 99, "op": "query_all"})["snapshot"]
+    states = {t: v["state"] for t, v in snapshot["tasks"].items() if t.startswith(FILLER)}
+    assert states == {
+        f"{FILLER}gate": "cancelled",
+        **{f"{FILLER}{k}": "blocked" for k in range(34)},
+    }
+    assert snapshot["tasks"][f"{FILLER}0"]["generation"] == 2
+    assert Program(1, ("a",), (("a", ()),), (), 0, fillers=20).prefix().count(again) == 1
+
+
+@settings(database=None, derandomize=True, max_examples=30)
 @given(st.data())
-def test_cycles_with_dependents_put_every_other_task_behind_one_cycle(
-    data: st.DataObject,
-) -> None:
-    """START-2: a refused start names the cycle and, as unexecutable, every other task."""
+def test_missing_dependency_graphs_are_refused_at_start_for_that_id(data: st.DataObject) -> None:
+    """START-2: an acyclic graph with one dependency on an id no graph submits."""
     ids = data.draw(st.lists(st.sampled_from("abcdef"), min_size=3, max_size=6, unique=True))
-    graph = data.draw(cycles_with_dependents(ids))
-    assert sorted(t for t, _ in graph) == sorted(ids)
+    graph = data.draw(missing_dependency_dags(ids))
     session = ReferenceImplementation()
     session.handle({"id": 0, "op": "create", "protocol": PROTOCOL, "max_concurrency": 1})
     for n, (task, deps) in enumerate(graph, start=1):
         session.handle({"id": n, "op": "submit", "task": task, "deps": list(deps)})
     error = session.handle({"id": 99, "op": "start"})["error"]
-    (cycle,) = error["cycles"]
-    assert len(cycle) in (2, 3)
-    assert sorted(error["unexecutable"]) == sorted(set(ids) - set(cycle))
+    assert error["type"] == "UnknownDependencyError"
+    assert list(error["missing"].values()) == [[MISSING_ID]]
 
 
 def test_a_caller_fixing_its_graph_resubmits_what_a_refused_start_names() -> None:

@@ -45,7 +45,9 @@ __all__ = [
 START_LATEST = 3
 MISSING_ID = "zz"  # named as a dependency by some graphs, never submitted by them
 FILLER = "pad-"  # the ids of filler tasks: FILLER0, FILLER1, ...
-FILLERS = (0, 0, 0, 0, 12, 20)  # how many filler tasks a program submits
+FILLERS = (0, 0, 0, 0, 12, 20, 34)  # how many filler tasks a program submits
+# Past this many fillers, one of them is submitted again behind the gate (see `Program.prefix`).
+HUB_FILLERS = 32
 # How many times a program submits its spacer task before its graph (see `Program.prefix`):
 # about half the programs have one.
 SPACERS = (0, 0, 62, 63)
@@ -58,6 +60,7 @@ ERRORS: tuple[JsonValue, ...] = ("boom", None, {"code": 7})
 BAD_TASK_IDS: tuple[JsonValue, ...] = ("", None, 0, 1.5, True, ["a"], {"a": 1})
 BAD_DEPS: tuple[JsonValue, ...] = ("ab", None, 3, {"a": 1})
 BAD_GENERATIONS: tuple[JsonValue, ...] = (0, -1, True, 1.5, "1", None)
+BAD_LIMITS: tuple[JsonValue, ...] = (-1, True, 1.5, "2")
 CALLBACK_KINDS = ("complete", "fail", "cancel", "confirm_cancel")
 # What a running version's worker does: mostly finish it, so that graphs make progress.
 FINISH_KINDS = ("complete", "complete", "complete", "fail", "cancel", "confirm_cancel")
@@ -100,7 +103,8 @@ UNIFORM: dict[str, int] = {
 # running version, which its worker's callback then races; a callback for a dependency of a
 # fan-in, whose outcomes then mix; before start, a re-submission of a task with its same
 # dependencies, as a caller fixing its graph after a refused start does (START-4), which
-# moves that task last in submission order while it keeps its place in every other order.
+# moves that task last in submission order while it keeps its place in every other order;
+# a close while versions run, and the end of that drain by each kind of callback (PHASE-1).
 ADVERSARIAL: dict[str, int] = {
     "late_waited": 6,
     "resubmit_waited": 3,
@@ -108,6 +112,7 @@ ADVERSARIAL: dict[str, int] = {
     "cancel_running": 2,
     "finish_fan_in": 3,
     "resubmit_open": 2,
+    "drain": 2,
 }
 WEIGHTS: dict[str, int] = {**ADVERSARIAL, **UNIFORM}
 KINDS = tuple(WEIGHTS)
@@ -136,14 +141,17 @@ class Program:
         cancel, which blocks them all. They take the session past the size boundaries of an
         implementation's id table (more than 8, then 16 ids: the reference's doublings), which
         3 to 5 ids never reach, and, blocked, they take no slot and no callback from the
-        graph's tasks. Some programs first submit a spacer task 62 or 63 times, the last
-        time behind a root of the graph (a forward reference, SUB-4): the graph's versions
-        then take sequence numbers 62 or 63 onwards, across 64, where the reference's ready
-        index passes to its second word and grows a level, and a claim can take versions of
-        both words at once. The spacer's last version, submitted before them all, is
-        released after the root succeeds, later than versions submitted after it: the
-        claim still takes the smallest sequence numbers (CLAIM-3). The ready versions of a
-        short session never reach 64."""
+        graph's tasks. With more than 32 fillers the gate has more dependents than the reference
+        keeps in a tuple (its hub form, a map, from the 33rd), and the first filler is submitted
+        again behind the gate before the cancel: its replaced version's edge is cut from the hub
+        and the new one added (SUB-6). Some programs first submit a spacer task 62 or 63 times,
+        the last time behind a root of the graph (a forward reference, SUB-4): the graph's
+        versions then take sequence numbers 62 or 63 onwards, across 64, where the reference's
+        ready index passes to its second word and grows a level, and a claim can take versions
+        of both words at once. The spacer's last version, submitted before them all, is released
+        after the root succeeds, later than versions submitted after it: the claim still takes
+        the smallest sequence numbers (CLAIM-3). The ready versions of a short session never
+        reach 64."""
         create: JsonObject = {
             "op": "create",
             "protocol": PROTOCOL,
@@ -164,6 +172,8 @@ class Program:
                 {"op": "submit", "task": f"{FILLER}{k}", "deps": [gate]}
                 for k in range(self.fillers)
             ]
+            if self.fillers > HUB_FILLERS:
+                submits.append({"op": "submit", "task": f"{FILLER}0", "deps": [gate]})
             submits.append({"op": "cancel", "task": gate, "generation": None})
         return [create, *submits]
 
@@ -207,13 +217,18 @@ def programs(
         # refused start() then has orders to get right (START-2, START-3). The others get an
         # acyclic graph (plain, submitted dependents first, or with a fan-in for sure, where
         # the outcomes of several dependencies meet) or, without a spacer, any graph, missing
-        # dependencies allowed. (`st.one_of` flattens nested choices and favours its first
-        # and last, hence the boolean.)
+        # dependencies allowed, or an acyclic one with a missing dependency for sure.
+        # (`st.one_of` flattens nested choices and favours its first and last, hence the
+        # boolean.)
         acyclic = (dags(names), dags(names).map(dependents_first), fan_in_dags(names))
         if not spacer and draw(st.booleans()):
             graph = draw(cycles_with_dependents(names))
         else:
-            any_graph = () if spacer else (graphs(names, missing=(MISSING_ID,)),)
+            any_graph = (
+                ()
+                if spacer
+                else (graphs(names, missing=(MISSING_ID,)), missing_dependency_dags(names))
+            )
             graph = draw(st.one_of(*acyclic, *any_graph))
         # At least half of `steps_max` ops: `st.lists` favours short lists, and the
         # interesting interleavings need a few dozen ops. Hypothesis shrinks the ops towards
@@ -274,28 +289,55 @@ def dependents_first(
 def cycles_with_dependents(
     ids: Sequence[str],
 ) -> st.SearchStrategy[list[tuple[str, tuple[str, ...]]]]:
-    """A cycle of one or two of `ids` (a self-loop, or two tasks waiting on each other) with
-    every other task behind it: each depends on one or two tasks before it in a random order,
-    so all are unexecutable (START-2). Mostly submitted dependents first, else in a random order,
-    so that the order in which ids are first named (as dependencies, before their own
+    """One or two cycles of `ids` with every other task behind them: each depends on one or two
+    tasks before it in a random order, so all are unexecutable (START-2). A cycle is a
+    self-loop, two tasks waiting on each other, or three in a ring, which a chord sometimes
+    makes a component of two cycles; two cycles are two components, which START-3 lists by
+    their first members' sequence numbers, and of which Tarjan's search meets the second
+    after finishing the first. Mostly submitted dependents first, else in a random order, so
+    that the order in which ids are first named (as dependencies, before their own
     submission) and the order of submission differ, and only the second is the contract's."""
 
     @st.composite
     def build(draw: st.DrawFn) -> list[tuple[str, tuple[str, ...]]]:
         topo = draw(st.permutations(list(ids)))
-        size = draw(st.integers(1, 2))
-        edges: dict[str, tuple[str, ...]] = {topo[0]: (topo[size - 1],)}
-        if size == 2:
-            edges[topo[1]] = (topo[0],)
-        for k in range(size, len(topo)):
+        sizes = draw(st.sampled_from(((1,), (2,), (2, 1), (3,), (1, 2), (1, 1))))
+        sizes = sizes if sum(sizes) <= len(topo) else (1,)
+        edges: dict[str, tuple[str, ...]] = {}
+        first = 0
+        for size in sizes:  # a ring: each member waits on the one before it, the first on the last
+            ring = topo[first : first + size]
+            edges.update((ring[k], (ring[k - 1],)) for k in range(size))
+            if size == 3 and draw(st.booleans()):  # a chord: ring[2] also waits on ring[0]
+                edges[ring[2]] = (ring[1], ring[0])
+            first += size
+        for k in range(first, len(topo)):
             before = st.sampled_from(topo[:k])
             edges[topo[k]] = tuple(draw(st.lists(before, min_size=1, max_size=2, unique=True)))
         # Dependents first, three times in four: each then names its dependencies before
         # they are submitted (SUB-4), so the order ids are first named in and the order of
         # submission part; the draw of a permutation favours the order it was given.
-        first = draw(st.booleans()) or draw(st.booleans())
-        order = list(reversed(topo)) if first else draw(st.permutations(topo))
+        reverse = draw(st.booleans()) or draw(st.booleans())
+        order = list(reversed(topo)) if reverse else draw(st.permutations(topo))
         return [(t, edges[t]) for t in order]
+
+    return build()
+
+
+def missing_dependency_dags(
+    ids: Sequence[str],
+) -> st.SearchStrategy[list[tuple[str, tuple[str, ...]]]]:
+    """An acyclic graph over `ids` in which one task also depends on `MISSING_ID`, which no
+    graph submits: `start()` is refused for it (START-2), until a `submit` op submits it or a
+    re-submission drops it."""
+
+    @st.composite
+    def build(draw: st.DrawFn) -> list[tuple[str, tuple[str, ...]]]:
+        graph = draw(dags(ids))
+        k = draw(st.integers(0, len(graph) - 1))
+        task, deps = graph[k]
+        graph[k] = (task, (*deps, MISSING_ID))
+        return graph
 
     return build()
 
@@ -312,6 +354,7 @@ class Knowledge:
     states: dict[str, str] = field(default_factory=dict)  # task -> its current version's state
     phase: str = "open"  # from the last snapshot
     deps: dict[str, tuple[str, ...]] = field(default_factory=dict)  # of accepted submissions
+    cancel_requested: set[tuple[str, int]] = field(default_factory=set)  # running, cancel asked
 
     def learn_submit(self, request: JsonObject, reply: JsonValue) -> None:
         """The dependencies of an accepted submission: the graph, as the session built it."""
@@ -362,6 +405,7 @@ class Knowledge:
         self.running = []
         self.generations = {}
         self.states = {}
+        self.cancel_requested = set()
         for task, view in tasks.items():
             if isinstance(view, dict) and isinstance(view.get("generation"), int):
                 generation = view["generation"]
@@ -370,6 +414,8 @@ class Knowledge:
                 self.states[task] = str(view.get("state"))
                 if view.get("state") == "running":
                     self.running.append((task, generation))
+                    if view.get("cancel_requested") is True:
+                        self.cancel_requested.add((task, generation))
 
     def learn_claims(self, reply: JsonValue) -> None:
         """Versions claimed, from a `ready` reply: the workers' history, never forgotten."""
@@ -401,11 +447,15 @@ class Knowledge:
 
     def _idle_mistake(self, p: tuple[int, ...]) -> JsonObject | None:
         """A request every implementation must refuse, in place of an op with nothing to name:
-        one time in three a malformed submission, else a mistaken callback (never `_bogus`,
-        which may name a real version and be accepted). Not a callback to repeat: `repeat`
-        repeats the session's own last one."""
+        one time in three a malformed submission, rarely a `create` with a bad limit (which
+        keeps the scheduler, PHASE-2), else a mistaken callback (never `_bogus`, which may name
+        a real version and be accepted). Not a callback to repeat: `repeat` repeats the
+        session's own last one."""
         if not self.generations:
             return None
+        if p[0] % 12 == 4:
+            limit = BAD_LIMITS[p[1] % len(BAD_LIMITS)]
+            return {"op": "create", "protocol": PROTOCOL, "max_concurrency": limit}
         if p[0] % 3 == 0 or (p[1] % 8 == 0 and not self._unclaimed()):
             return self._malformed_submit(p)
         return self._mistaken_callback(p)
@@ -446,9 +496,12 @@ class Knowledge:
             case "resubmit":
                 # A new version of a task that was claimed (or any task), with no
                 # dependencies so that it is accepted: its old workers' callbacks go stale.
+                # One time in four it depends on itself instead: that names the new version,
+                # never the replaced one, whatever its state (SUB-5); after start, a cycle
+                # (SUB-9).
                 pool = self.claimed or [(t, 0) for t in self.ids]
                 task = pool[p[0] % len(pool)][0]
-                return {"op": "submit", "task": task, "deps": []}
+                return {"op": "submit", "task": task, "deps": [task] if p[1] % 4 == 3 else []}
             case "cancel":
                 named = self._task(p[0])
                 current = self.generations.get(named, 1)
@@ -483,8 +536,20 @@ class Knowledge:
                 # A new version of a task whose dependents wait, are ready or run (SUB-6,
                 # SUB-8), with the same dependencies or rewired to another task: the replaced
                 # version's effect and its edges must go.
+                # First, whenever there is one, a succeeded task whose pending dependent still
+                # waits for another task (SUB-8): that dependent must wait again, and not be
+                # released when the other task succeeds. That moment is short and rare.
                 active = ("pending", "ready", "running")
-                tasks = [t for t in self.deps if self._waited_on(t, active)] or list(self.deps)
+                succeeded = [
+                    t
+                    for t in self.deps
+                    if self.states.get(t) == "succeeded" and self._waited_on_by_fan_in(t)
+                ]
+                tasks = (
+                    succeeded
+                    or [t for t in self.deps if self._waited_on(t, active)]
+                    or list(self.deps)
+                )
                 if not tasks:
                     return None
                 task = tasks[p[0] % len(tasks)]
@@ -538,6 +603,19 @@ class Knowledge:
                 running = versions[p[0] % len(versions)]
                 kind = ("complete", "fail", "cancel", "confirm_cancel")[p[1] % 4]
                 return self._callback(kind, *running, p[2])
+            case "drain":
+                # PHASE-1: a drain ended by each kind of callback. With versions running, a close
+                # (one time in three); while closing, the end of a running version: a failure,
+                # a completion, or a cancel and then, once requested, its confirmation.
+                if not self.running:
+                    return None
+                if self.phase != "closing":
+                    return {"op": "close"} if p[2] % 3 == 0 else None
+                running = self.running[p[0] % len(self.running)]
+                if running in self.cancel_requested:
+                    return self._callback("confirm_cancel", *running, p[2])
+                kind = ("fail", "cancel", "complete")[p[1] % 3]
+                return self._callback(kind, *running, p[2] * 2)
             case "bogus":
                 # Mostly a mistake aimed at a real task; else anything at all.
                 return self._bogus(p) if p[0] % 4 == 3 else self._mistaken_callback(p)
@@ -601,8 +679,9 @@ class Knowledge:
             case 3 | 4:  # `true` for a running generation 1, where a careless `== 1` bites
                 first = [t for t, g in self.running if g == 1] or running
                 kind, task, generation = callback, first[p[0] % len(first)], True
-            case 5:  # a task never submitted, with a plain generation (UnknownTaskError)
-                task, generation = "unknown", 1
+            case 5:  # a task never submitted, with a plain generation (UnknownTaskError):
+                # an id never seen, or one some graphs name as a dependency only
+                task, generation = ("unknown", MISSING_ID)[p[0] % 2], 1
             case 6:  # no generation: a callback must name one
                 kind, task, generation = callback, running[p[0] % len(running)], None
             case _:  # another value that is not a generation
