@@ -12,14 +12,17 @@ from pathlib import Path
 import pytest
 
 from schedspec import tlc
-from test_tla import SAFETY, needs_tlc
+from test_tla import JOURNAL_SAFETY, SAFETY, needs_tlc
 
 MUTANTS = tlc.mutants()
 
 
 def test_every_safety_property_has_a_mutant_that_breaks_it() -> None:
+    """Of both specs: tla/Scheduler.tla, and tla/Journal.tla (RESTART-5 to RESTART-7)."""
     broken = {tlc.load_mutant(p).breaks for p in MUTANTS}
     assert set(SAFETY) <= broken, sorted(set(SAFETY) - broken)
+    journal = {m.breaks for m in map(tlc.load_mutant, MUTANTS) if m.spec == "Journal"}
+    assert journal == set(JOURNAL_SAFETY) - {"TypeOK"}, journal
     assert "temporal properties" in broken, "liveness must be shown to be able to fail too"
 
 
@@ -31,9 +34,8 @@ def test_mutate_refuses_an_edit_that_does_not_match(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("path", MUTANTS, ids=[p.stem for p in MUTANTS])
 def test_mutant_edits_match_the_spec_exactly_once(path: Path) -> None:
-    spec = (tlc.TLA_DIR / "Scheduler.tla").read_text()
     mutant = tlc.load_mutant(path)
-    assert tlc.mutate(spec, mutant) != spec
+    assert tlc.mutate(mutant.spec_text, mutant) != mutant.spec_text
 
 
 @needs_tlc

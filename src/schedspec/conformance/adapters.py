@@ -36,7 +36,7 @@ import signal
 import subprocess
 import time
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from ..errors import SchedspecError
@@ -192,6 +192,7 @@ class SubprocessImplementation:
         timeout_s: float = TIMEOUT_S,
         line_bytes_max: int = REPLY_BYTES_MAX,
         cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> None:
         self.argv = shlex.split(command) if isinstance(command, str) else list(command)
         if not self.argv:
@@ -200,6 +201,7 @@ class SubprocessImplementation:
         self.timeout_s = timeout_s
         self.line_bytes_max = line_bytes_max
         self._cwd = cwd
+        self._env = None if env is None else {**os.environ, **env}
         self._process: subprocess.Popen[bytes] | None = None
         self._selector: selectors.DefaultSelector | None = None
         self._stdout_buffer = bytearray()
@@ -220,6 +222,20 @@ class SubprocessImplementation:
     def close(self) -> None:
         """Close its input (WIRE-3), give it a moment to exit, then kill its process group."""
         self._stop(_EXIT_WAIT_S)
+
+    # For the crash mode (`crash.py`): a request sent and no reply awaited, and a crash.
+
+    def send(self, request: JsonValue) -> None:
+        """Write `request` without waiting for its reply: it is in flight until `kill`."""
+        self._write(self._start(), encode(request), time.monotonic() + self.timeout_s)
+
+    def kill(self) -> None:
+        """SIGKILL its process group at once, as a crash would; a next request starts it again
+        (on the same store, for a durable implementation). Killed before its input is closed,
+        it never sees the end of input."""
+        if self._process is not None:
+            self._kill(self._process)
+        self._stop(grace_s=0)
 
     def _stop(self, grace_s: float) -> None:
         process = self._process
@@ -255,6 +271,7 @@ class SubprocessImplementation:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 cwd=self._cwd,
+                env=self._env,
                 start_new_session=True,  # its own process group, killed as a whole
             )
         except OSError as e:

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from . import corpus, fuzz, server
+from . import corpus, crash, fuzz, server
 from .adapters import (
     TIMEOUT_S,
     Factory,
@@ -168,6 +168,24 @@ def conform_parser() -> argparse.ArgumentParser:
     )
     fuzzing.add_argument("--no-fuzz", action="store_true", help="run the vectors only")
     fuzzing.add_argument("--no-vectors", action="store_true", help="fuzz only")
+    crashing = parser.add_argument_group(
+        "crash mode (instead of the vectors and fuzzing; a command keeping a journal)"
+    )
+    crashing.add_argument(
+        "--crash",
+        action="store_true",
+        help="kill the command at seeded points and start it again on its store "
+        f"(${server.STORE_VARIABLE}): nothing acknowledged may be lost, a request in flight "
+        "takes effect whole or not at all (RESTART-5..9)",
+    )
+    crashing.add_argument(
+        "--crash-sessions",
+        type=positive,
+        default=crash.DEFAULT_SESSIONS,
+        metavar="N",
+        help=f"vectors to run as crash sessions, chosen by --seed (default "
+        f"{crash.DEFAULT_SESSIONS})",
+    )
     return parser
 
 
@@ -232,6 +250,8 @@ def conform(argv: list[str], console: Console) -> int:
     if not vectors and not args.no_vectors:
         console.print(f"schedspec conform: no vector matches {args.only}", markup=False)
         return 2
+    if args.crash:
+        return _crash_mode(args, vectors, name, console)
     clauses: list[str] = []
     for doc in (corpus.CONTRACT, corpus.PROTOCOL_DOC):
         if doc.exists():
@@ -275,6 +295,25 @@ def conform(argv: list[str], console: Console) -> int:
     render_fix_first(report, console)
     vectors_ok = report.passed or not vectors
     return 0 if vectors_ok and (found is None or found.passed) else 1
+
+
+def _crash_mode(
+    args: argparse.Namespace, vectors: list[corpus.Vector], name: str, console: Console
+) -> int:
+    """`--crash`: the crash mode alone, on a command (`crash.py`)."""
+    if is_factory_spec(name):
+        console.print("schedspec conform: --crash needs a command, which it can kill")
+        return 2
+    report = crash.crash_run(
+        name,
+        vectors,
+        seed=args.seed,
+        sessions=args.crash_sessions,
+        timeout_s=args.timeout,
+        stop_at=time.monotonic() + args.deadline,
+    )
+    console.print(report.render(), markup=False, highlight=False, soft_wrap=True)
+    return 0 if report.passed else 1
 
 
 def render_fuzz(result: fuzz.FuzzResult, console: Console, out: Path | None) -> None:

@@ -12,6 +12,11 @@ replaced by a `ProtocolError` of reason `reply_too_large`, and a request whose r
 too long is not carried out (the core's new state is dropped, which costs nothing: states are
 immutable values), so nothing happens that the driver is not told of.
 
+Given a journal (`durable.journal.Journal`), it is a journaled scheduler (RESTART-5): it
+first replays the journal's records through `handle`, then records each request it accepts that
+changes its state (the very state object changes, SUB-3) before it answers (RESTART-6), and an
+accepted `create` begins a new journal (RESTART-8). A record is the request without its `id`.
+
 It is both the in-process adapter for the reference (it satisfies `adapters.Implementation` and
 `adapters.LineImplementation`) and the engine of the stdin/stdout server (`server.py`).
 """
@@ -21,6 +26,8 @@ from __future__ import annotations
 from ..core.state import State
 from ..core.step import step
 from ..core.types import EventId
+from ..durable.journal import Journal
+from ..errors import JournalError
 from . import translate
 from .protocol import (
     LINE_BYTES_MAX,
@@ -43,12 +50,35 @@ class ReferenceImplementation:
     name = "schedspec reference"
 
     def __init__(
-        self, line_bytes_max: int = LINE_BYTES_MAX, reply_bytes_max: int = REPLY_BYTES_MAX
+        self,
+        line_bytes_max: int = LINE_BYTES_MAX,
+        reply_bytes_max: int = REPLY_BYTES_MAX,
+        journal: Journal | None = None,
     ) -> None:
         self._state: State | None = None
         self._next_event_id = 1
         self._line_bytes_max = line_bytes_max
         self._reply_bytes_max = reply_bytes_max
+        self._journal: Journal | None = None
+        if journal is not None:
+            self._recover(journal)
+        self._journal = journal
+
+    def _recover(self, journal: Journal) -> None:
+        """Replay the journal's records (RESTART-5): each must be accepted and change the state
+        again, or the journal is not this scheduler's and recovery stops (RESTART-7)."""
+        for number, record in enumerate(journal.records(), start=1):
+            before = self._state
+            reply = self.handle({**record, "id": number})
+            if reply.get("ok") is not True or self._state is before:
+                raise JournalError(journal.path, number, "replayed, it changed nothing")
+
+    def fork(self) -> ReferenceImplementation:
+        """Another session in the same state, without the journal: the oracle's crash mode
+        follows both outcomes of a request in flight (RESTART-7)."""
+        twin = ReferenceImplementation(self._line_bytes_max, self._reply_bytes_max)
+        twin._state, twin._next_event_id = self._state, self._next_event_id
+        return twin
 
     @property
     def state(self) -> State | None:
@@ -72,6 +102,8 @@ class ReferenceImplementation:
             created = translate.create(parsed["max_concurrency"])
             if not isinstance(created, State):
                 return translate.refused(rid, created)  # the session keeps what it had
+            if self._journal is not None:
+                self._journal.begin(_record(request))
             self._state = created
             return translate.ok(rid, {"protocol": PROTOCOL})
         state = self._state
@@ -91,6 +123,8 @@ class ReferenceImplementation:
         refusal = self._too_large(rid, reply)
         if refusal is not None:
             return refusal  # as if the line had not been sent: the state stays
+        if self._journal is not None and after is not state:
+            self._journal.append(_record(request))
         self._state = after
         self._next_event_id += 1
         return reply
@@ -104,4 +138,12 @@ class ReferenceImplementation:
         return Malformed(REPLY_TOO_LARGE, None, message, rid).reply()
 
     def close(self) -> None:
-        """Nothing to release: the session is plain data."""
+        """Close the journal, if any; the rest is plain data."""
+        if self._journal is not None:
+            self._journal.close()
+
+
+def _record(request: JsonValue) -> JsonObject:
+    """A request as its journal record: without its `id`, which only pairs it with its reply."""
+    assert isinstance(request, dict)
+    return {k: v for k, v in request.items() if k != "id"}
