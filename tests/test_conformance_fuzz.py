@@ -248,6 +248,16 @@ def test_knowledge_turns_abstract_ops_into_requests_naming_real_versions() -> No
         k.request(Op("teleport"))
 
 
+def _fan_in_knowledge(states: dict[str, tuple[int, str]], phase: str = "started") -> Knowledge:
+    """What a session knows of the fan-in `c <- [a, b]`: each task's (generation, state)."""
+    k = Knowledge(("a", "b", "c"))
+    for task, deps in (("a", []), ("b", []), ("c", ["a", "b"])):
+        k.learn_submit({"op": "submit", "task": task, "deps": deps}, {"ok": True})
+    views = {t: {"generation": g, "state": state} for t, (g, state) in states.items()}
+    k.learn_snapshot({"phase": phase, "tasks": views})
+    return k
+
+
 def test_adversarial_ops_aim_where_dependents_wait() -> None:
     """The adversarial ops pick, among what they may name, the versions and tasks whose
     dependents wait: a late callback for `a` (whose dependent `c` is pending) rather than for
@@ -317,20 +327,9 @@ def test_a_late_callback_is_first_the_duplicate_that_would_release_a_fan_in_earl
     """`a` succeeded and `c` still waits for `b`: while that lasts, `late_waited` always
     sends the duplicate `complete` of `a`'s current version (DONE-4), never the stale one of
     generation 1 nor a callback for `b`, whose dependents do not wait for another task."""
-    k = Knowledge(("a", "b", "c"))
-    for task, deps in (("a", []), ("b", []), ("c", ["a", "b"])):
-        k.learn_submit({"op": "submit", "task": task, "deps": deps}, {"ok": True})
+    k = _fan_in_knowledge({"a": (2, "succeeded"), "b": (1, "running"), "c": (1, "pending")})
     k.learn_claims({"claimed": [{"task": "a", "generation": 1}, {"task": "b", "generation": 1}]})
     k.learn_claims({"claimed": [{"task": "a", "generation": 2}]})
-    k.learn_snapshot(
-        {
-            "tasks": {
-                "a": {"generation": 2, "state": "succeeded"},
-                "b": {"generation": 1, "state": "running"},
-                "c": {"generation": 1, "state": "pending"},
-            }
-        }
-    )
     for picks in itertools.product(range(3), range(5), range(2)):
         late = k.request(Op("late_waited", picks))
         assert late is not None
@@ -551,19 +550,7 @@ def test_a_resubmission_is_first_of_a_succeeded_task_whose_dependent_still_waits
     """SUB-8: while `a` succeeded and its dependent `c` waits for `b`, `resubmit_waited`
     re-submits `a` (not `b`, whose dependent waits too): `c` must then wait for `a` again.
     `resubmit` sometimes names the task itself as its dependency (SUB-5)."""
-    k = Knowledge(("a", "b", "c"))
-    for task, deps in (("a", []), ("b", []), ("c", ["a", "b"])):
-        k.learn_submit({"op": "submit", "task": task, "deps": deps}, {"ok": True})
-    k.learn_snapshot(
-        {
-            "phase": "started",
-            "tasks": {
-                "a": {"generation": 1, "state": "succeeded"},
-                "b": {"generation": 1, "state": "running"},
-                "c": {"generation": 1, "state": "pending"},
-            },
-        }
-    )
+    k = _fan_in_knowledge({"a": (1, "succeeded"), "b": (1, "running"), "c": (1, "pending")})
     for pick in range(4):
         request = k.request(Op("resubmit_waited", (pick, 0, 0)))
         assert request == {"op": "submit", "task": "a", "deps": []}

@@ -75,7 +75,7 @@ def test_wire_13_schema_and_server_agree_on_what_is_malformed() -> None:
 
 
 def test_every_observable_clause_has_a_vector() -> None:
-    assert len(CONTRACT_CLAUSES) == 69 and len(PROTOCOL_CLAUSES) >= 14
+    assert len(CONTRACT_CLAUSES) == 74 and len(PROTOCOL_CLAUSES) >= 14
     assert corpus.uncovered(VECTORS, CONTRACT_CLAUSES, PROTOCOL_CLAUSES) == []
     assert corpus.unknown_clauses(VECTORS, CONTRACT_CLAUSES, PROTOCOL_CLAUSES) == []
 

@@ -82,7 +82,8 @@ def test_restart_7_a_record_cut_short_is_dropped_and_a_broken_one_stops_recovery
     """RESTART-7: a last line without its end was never acknowledged: recovery drops it and
     cuts it from the file, so the next record starts a line of its own. Any other line that is
     not a JSON object stops recovery with `JournalError` naming the journal and the record, as
-    does a record that, replayed, changes nothing (the journal is not this scheduler's)."""
+    does a record that, replayed, is refused or changes nothing (the journal is not this
+    scheduler's)."""
     path = tmp_path / "store"
     _played(Journal(path), SESSION[:3])
     whole = path.read_bytes()
@@ -100,7 +101,10 @@ def test_restart_7_a_record_cut_short_is_dropped_and_a_broken_one_stops_recovery
     with pytest.raises(JournalError, match="record 4: not a JSON object"):
         Journal(path).records()
     path.write_bytes(whole + b'{"op":"submit","task":"b","deps":["a","a"]}\n')
-    with pytest.raises(JournalError, match="record 4: replayed, it changed nothing"):
+    with pytest.raises(JournalError, match="record 4: replayed, it was refused"):
+        ReferenceImplementation(journal=Journal(path))
+    path.write_bytes(whole + b'{"op":"start"}\n{"op":"start"}\n')
+    with pytest.raises(JournalError, match="record 5: replayed, it changed nothing"):
         ReferenceImplementation(journal=Journal(path))
 
 

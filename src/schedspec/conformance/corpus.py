@@ -73,6 +73,17 @@ CHECKED_ON_EVERY_EXCHANGE: dict[str, str] = {
     "WIRE-15": "every reply is read within the reply limits (16 MiB, nesting 67)",
 }
 
+# What survives a crash: the crash mode (`schedspec conform --crash`, section 12) checks it,
+# killing the implementation; a vector, replayed on a live process, cannot.
+CRASH_MODE = "checked by the crash mode (--crash; spec/protocol.md, section 12), not by vectors"
+CHECKED_BY_CRASH_MODE: dict[str, str] = {
+    c: CRASH_MODE
+    for c in (
+        *(f"RESTART-{n}" for n in range(5, 10)),
+        *(f"WIRE-{n}" for n in range(16, 19)),
+    )
+}
+
 Source = Callable[[], Iterable[Scenario]]
 
 
@@ -404,6 +415,8 @@ def readme(
     for c in contract_clauses:
         if c in NOT_OBSERVABLE:
             out.append(f"| {c} | not observable | {NOT_OBSERVABLE[c]} |")
+        elif c in CHECKED_BY_CRASH_MODE:
+            out.append(f"| {c} | crash mode | {CHECKED_BY_CRASH_MODE[c]} |")
         else:
             names = covered.get(c, [])
             out.append(f"| {c} | {len(names)} | {', '.join(names[:3])} |")
@@ -412,6 +425,8 @@ def readme(
         names = covered.get(c, [])
         if not names and c in CHECKED_ON_EVERY_EXCHANGE:
             out.append(f"| {c} | every exchange | {CHECKED_ON_EVERY_EXCHANGE[c]} |")
+        elif not names and c in CHECKED_BY_CRASH_MODE:
+            out.append(f"| {c} | crash mode | {CHECKED_BY_CRASH_MODE[c]} |")
         else:
             out.append(f"| {c} | {len(names)} | {', '.join(names[:3])} |")
     out += situations_table(vectors)
@@ -509,7 +524,10 @@ def uncovered(
     return [
         c
         for c in [*contract_clauses, *protocol_clauses]
-        if c not in covered and c not in NOT_OBSERVABLE and c not in CHECKED_ON_EVERY_EXCHANGE
+        if c not in covered
+        and c not in NOT_OBSERVABLE
+        and c not in CHECKED_ON_EVERY_EXCHANGE
+        and c not in CHECKED_BY_CRASH_MODE
     ]
 
 

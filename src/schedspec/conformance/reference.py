@@ -70,7 +70,9 @@ class ReferenceImplementation:
         for number, record in enumerate(journal.records(), start=1):
             before = self._state
             reply = self.handle({**record, "id": number})
-            if reply.get("ok") is not True or self._state is before:
+            if reply.get("ok") is not True:
+                raise JournalError(journal.path, number, "replayed, it was refused")
+            if self._state is before:
                 raise JournalError(journal.path, number, "replayed, it changed nothing")
 
     def fork(self) -> ReferenceImplementation:

@@ -35,6 +35,7 @@ from . import clauses as clause_rules
 from .adapters import Factory, Implementation, ImplementationFault, LineImplementation, Verdict
 from .compare import STRICT, Comparator, Difference
 from .corpus import (
+    CHECKED_BY_CRASH_MODE,
     CHECKED_ON_EVERY_EXCHANGE,
     LEVELS,
     NOT_OBSERVABLE,
@@ -349,7 +350,7 @@ def render_report(
     style = {"passed": "green", "failed": "red", "not exercised": "yellow"}
     blamed = set(fuzz.divergence.clauses) if fuzz and fuzz.divergence else set()
     for t in report.tally():
-        if t.clause in NOT_OBSERVABLE:
+        if t.clause in NOT_OBSERVABLE or t.clause in CHECKED_BY_CRASH_MODE:
             continue
         status = t.status
         fuzzed = fuzz.exercised.get(t.clause, 0) if fuzz is not None else 0
