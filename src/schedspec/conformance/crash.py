@@ -26,7 +26,7 @@ from __future__ import annotations
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from random import Random
@@ -172,7 +172,6 @@ def crash_run(
     sessions: int = DEFAULT_SESSIONS,
     timeout_s: float = TIMEOUT_S,
     stop_at: float | None = None,
-    progress: Callable[[str], None] | None = None,
 ) -> CrashReport:
     """Run `sessions` vectors (chosen by `seed` among `vectors`) in crash mode."""
     rng = Random(seed)
@@ -188,7 +187,5 @@ def crash_run(
                 vector.name, requests_of(vector), report
             )
             report.sessions += 1
-            if progress is not None:
-                progress(vector.name)
     report.seconds = time.monotonic() - started
     return report

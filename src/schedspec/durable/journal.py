@@ -28,9 +28,8 @@ JsonObject = dict[str, Any]
 class Journal:
     """The journal in the file at `path` (created, empty, if it does not exist)."""
 
-    def __init__(self, path: str | os.PathLike[str], *, sync: bool = True) -> None:
+    def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
-        self.sync = sync  # fsync each record: off only where a test wants speed, not safety
         self._file = open(self.path, "ab")  # noqa: SIM115 (closed by `close`)
 
     def records(self) -> list[JsonObject]:
@@ -65,21 +64,20 @@ class Journal:
             self._synced(f)
         self._file.close()
         os.replace(aside, self.path)
-        if self.sync:  # the rename itself is durable once the directory is
-            directory = os.open(self.path.parent, os.O_RDONLY)
-            try:
-                os.fsync(directory)
-            finally:
-                os.close(directory)
+        directory = os.open(self.path.parent, os.O_RDONLY)  # the rename is durable once it is
+        try:
+            os.fsync(directory)
+        finally:
+            os.close(directory)
         self._file = open(self.path, "ab")  # noqa: SIM115
 
     def close(self) -> None:
         self._file.close()
 
-    def _synced(self, f: Any) -> None:
+    @staticmethod
+    def _synced(f: Any) -> None:
         f.flush()
-        if self.sync:
-            os.fsync(f.fileno())
+        os.fsync(f.fileno())
 
 
 def encode_record(record: JsonObject) -> bytes:
