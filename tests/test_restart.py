@@ -1,9 +1,9 @@
 """RESTART: what an in-memory scheduler loses on a crash, and what a durable one would keep.
 
-Durability is not built (RESTART-3); these tests check the three facts the clauses rest on:
-nothing outlives the process, the accepted events in order determine the whole state (so they
-are what a durable implementation would log), and every run of a function has its own
-`(task_id, generation)` key for idempotent side effects.
+`TaskScheduler` keeps no journal (RESTART-1; the reference server's is in `test_crash.py`).
+These tests check the facts the clauses rest on: nothing outlives the process, the accepted
+events in order determine the whole state (so they are what a durable implementation logs), and
+every run of a function has its own `(task_id, generation)` key for idempotent side effects.
 """
 
 from __future__ import annotations
