@@ -71,8 +71,9 @@ def test_restart_2_the_accepted_events_in_order_rebuild_the_whole_state(
 
 
 def test_restart_3_each_run_of_a_function_has_its_own_idempotency_key() -> None:
-    """A task that runs again (here after a failure and a re-submission, as after a recovery)
-    is claimed under a new generation: `(task_id, generation)` tells the runs apart."""
+    """RESTART-3: a task that runs again (here after a failure and a re-submission, as after a
+    recovery) is claimed under a new generation: `(task_id, generation)` tells the runs
+    apart."""
     sched = build(1, [("a", ())])
     assert claimed(sched) == [("a", 1)]
     sched.fail("a", 1, RuntimeError("lost"))
