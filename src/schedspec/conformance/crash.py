@@ -74,7 +74,8 @@ class CrashReport:
     def render(self) -> str:
         c = self.crashes
         head = (
-            f"crash mode (seed {self.seed}): {self.sessions} sessions, {self.requests} requests, "
+            f"crash mode of {self.implementation} (seed {self.seed}): {self.sessions} sessions, "
+            f"{self.requests} requests, "
             f"{c['after'] + c['with'] + c['without']} crashes ({c['after']} after a reply, "
             f"{c['with']} in flight that took effect, {c['without']} in flight that did not) "
             f"in {self.seconds:.1f} s"
