@@ -7,14 +7,16 @@ clauses. Each is importable as a factory (`helpers_mutants:IgnoresGenerations`),
 
 from __future__ import annotations
 
-from schedspec.conformance.protocol import JsonValue
+from schedspec.conformance.protocol import PROTOCOL, JsonValue
 from schedspec.conformance.reference import ReferenceImplementation
 
-CALLBACKS = ("complete", "fail", "confirm_cancel", "cancel")
+# A heartbeat is decided as a callback is (LEASE-2): a mistake about generations is made there too.
+CALLBACKS = ("complete", "fail", "confirm_cancel", "cancel", "heartbeat")
 
 
 class IgnoresGenerations(ReferenceImplementation):
-    """Treats every callback and cancel as naming the current version (no DONE-5, no VER-2)."""
+    """Treats every callback, cancel and heartbeat as naming the current version (no DONE-5,
+    no VER-2)."""
 
     def handle(self, request: JsonValue) -> dict:  # type: ignore[override]
         state = self.state
@@ -40,3 +42,11 @@ class ClaimsByTaskId(ReferenceImplementation):
         if isinstance(claimed, list):
             reply["claimed"] = sorted(claimed, key=lambda ref: ref["task"])  # type: ignore[index]
         return reply
+
+
+class SpeaksOnly1(ReferenceImplementation):
+    """The reference as an implementation of `schedspec/1` only (spec/protocol.md, section 8):
+    what every implementation written before `schedspec/2` is."""
+
+    def __init__(self) -> None:
+        super().__init__(supported=(PROTOCOL,))

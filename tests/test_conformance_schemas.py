@@ -28,6 +28,13 @@ GOOD_REQUESTS = [
     {"id": 5, "op": "fail", "task": "a", "generation": 1, "error": None},
     {"id": 6, "op": "cancel", "task": "a"},
     {"id": 7, "op": "query_all"},
+    # schedspec/2 (section 13): the schema describes both versions; WIRE-19 says which members
+    # a session accepts.
+    {"id": 8, "op": "create", "protocol": "schedspec/2", "max_concurrency": 1, "expiry": "fail"},
+    {"id": 9, "op": "ready", "max_tasks": 1, "worker": "w1", "lease_until": 2.5},
+    {"id": 10, "op": "heartbeat", "task": "a", "generation": 1, "lease_until": None},
+    {"id": 11, "op": "expire", "now": 3},
+    {"id": 12, "op": "submit", "task": "a", "deps": [], "if_generation": 0},
 ]
 
 BAD_REQUESTS = [
@@ -37,7 +44,10 @@ BAD_REQUESTS = [
     {"id": 1, "op": "submit", "task": "a"},  # deps missing
     {"id": 1, "op": "cancel", "task": "a", "generaton": 1},  # misspelt optional field
     {"id": 1, "op": "fail", "task": "a", "generation": 1},  # error is required
-    {"id": 1, "op": "create", "protocol": "schedspec/2", "max_concurrency": 1},
+    {"id": 1, "op": "create", "protocol": "schedspec/0", "max_concurrency": 1},
+    {"id": 1, "op": "create", "protocol": "schedspec/1", "max_concurrency": 1, "expiry": "fail"},
+    {"id": 1, "op": "heartbeat", "task": "a", "generation": 1},  # lease_until is required
+    {"id": 1, "op": "expire"},
     ["id", 1],
 ]
 
@@ -82,6 +92,12 @@ GOOD_REPLIES = [
         "error": {"type": "CycleError", "cycles": [["a", "a"]], "unexecutable": ["b"]},
     },
     {"id": 6, "ok": True, "x-elapsed-us": 12},
+    {"id": 7, "ok": True, "expired": [{"task": "a", "generation": 1}]},
+    {
+        "id": 8,
+        "ok": False,
+        "error": {"type": "GenerationMismatchError", "task": "a", "generation": 0, "current": 1},
+    },
 ]
 
 BAD_REPLIES = [
@@ -96,6 +112,7 @@ BAD_REPLIES = [
         "error": {"type": "ProtocolError", "reason": "unsupported_protocol", "field": "protocol"},
     },  # names no supported versions
     {"id": 1, "ok": True, "debug": "an undefined member"},
+    {"id": 1, "ok": True, "expired": [{"task": "a"}]},
 ]
 
 

@@ -90,11 +90,24 @@ def _shell_outcome(sched: TaskScheduler, request: dict) -> tuple[bool, object]:
     try:
         match op:
             case "submit":
-                sched.submit(request["task"], request["deps"], lambda token: None)
+                sched.submit(
+                    request["task"],
+                    request["deps"],
+                    lambda token: None,
+                    if_generation=request.get("if_generation"),
+                )
             case "start":
                 sched.start()
             case "ready":
-                sched.ready(request.get("max_tasks"))
+                sched.ready(
+                    request.get("max_tasks"),
+                    worker=request.get("worker"),
+                    lease_until=request.get("lease_until"),
+                )
+            case "heartbeat":
+                sched.heartbeat(request["task"], request["generation"], request["lease_until"])
+            case "expire":
+                sched.expire(request["now"])
             case "complete":
                 sched.complete(request["task"], request["generation"], request.get("result"))
             case "fail":
@@ -125,7 +138,10 @@ def test_replies_agree_with_the_python_shell_on_every_vector_step() -> None:
                 continue
             if request["op"] == "create":
                 if s.reply["ok"]:
-                    sched = TaskScheduler(request["max_concurrency"])  # type: ignore[arg-type]
+                    sched = TaskScheduler(
+                        request["max_concurrency"],  # type: ignore[arg-type]
+                        expiry=request.get("expiry") or "requeue",  # type: ignore[arg-type]
+                    )
                 continue
             if sched is None or request["op"] == "query_all":
                 continue

@@ -112,17 +112,21 @@ def test_wire_13_optional_members_default_to_null_and_arguments_take_any_value()
 
 
 def test_wire_request_fields_match_the_request_schema() -> None:
-    """protocol.FIELDS and spec/schemas/request.schema.json describe the same operations."""
+    """protocol.FIELDS_2 (schedspec/2, a superset of schedspec/1's FIELDS) and
+    spec/schemas/request.schema.json describe the same operations (WIRE-19)."""
     from helpers_schemas import load_schema
 
     schema = load_schema("request")
     defs = schema["$defs"]
     assert isinstance(defs, dict)
-    for op, (required, optional) in protocol.FIELDS.items():
+    for op, (required, optional) in protocol.FIELDS_2.items():
         d = defs[op]
         assert set(d["required"]) == {"id", "op", *required}, op
         assert set(d["properties"]) == {"id", "op", *required, *optional}, op
-    assert len(schema["oneOf"]) == len(protocol.FIELDS)  # type: ignore[arg-type]
+    assert len(schema["oneOf"]) == len(protocol.FIELDS_2)  # type: ignore[arg-type]
+    for op, (required, optional) in protocol.FIELDS.items():
+        assert set(protocol.FIELDS_2[op][0]) == set(required), op
+        assert set(protocol.FIELDS_2[op][1]) >= set(optional), op
 
 
 # The server loop (WIRE-1, WIRE-2, WIRE-3, WIRE-13).

@@ -1,6 +1,7 @@
 """Conformance: schedspec as an oracle for schedulers written in any language.
 
-- `protocol`: the wire format of `schedspec/1` (`spec/protocol.md`): lines, I-JSON, envelopes.
+- `protocol`: the wire format of `schedspec/1` and `schedspec/2` (`spec/protocol.md`): lines,
+  I-JSON, envelopes.
 - `translate`: requests to core events and core replies to protocol replies, nothing more.
 - `reference`: the reference implementation of the protocol, in-process.
 - `server`: the reference on stdin/stdout (`python -m schedspec.conformance.server`).

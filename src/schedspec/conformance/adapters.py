@@ -178,7 +178,7 @@ def stop_all() -> int:
 
 
 class SubprocessImplementation:
-    """Any command speaking `schedspec/1` on its stdin/stdout (WIRE-1).
+    """Any command speaking the protocol on its stdin/stdout (WIRE-1).
 
     The process is started at the first request. `timeout_s` bounds each exchange (writing the
     request and reading the whole reply line); `line_bytes_max` bounds one reply line (by

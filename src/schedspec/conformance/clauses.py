@@ -32,6 +32,15 @@ ERROR_CLAUSES: dict[str, tuple[str, ...]] = {
     "FutureGenerationError": ("DONE-6", "DONE-7"),
     "NotClaimedError": ("DONE-6", "DONE-7"),
     "CancelNotRequestedError": ("CANCEL-4",),
+    "GenerationMismatchError": ("SUB-12", "RESTART-4"),
+}
+# schedspec/2 (section 13): the clauses each refused argument shows.
+ARGUMENT_CLAUSES: dict[str, list[str]] = {
+    "worker": ["CLAIM-7", "LEASE-1"],
+    "lease_until": ["LEASE-1"],
+    "now": ["LEASE-3"],
+    "if_generation": ["SUB-12"],
+    "expiry": ["LEASE-4"],
 }
 CALLBACKS = ("complete", "fail", "confirm_cancel")
 # Members of operations' replies that each show one clause (section 5).
@@ -74,6 +83,9 @@ def exercised(request: JsonValue, reply: JsonValue, before: JsonObject | None) -
         kind = error.get("type")
         if kind == "ProtocolError":
             return ["WIRE-13"]
+        argument = error.get("argument")
+        if kind == "InvalidArgumentError" and argument in ARGUMENT_CLAUSES:
+            return _unique([*ARGUMENT_CLAUSES[str(argument)], "SUB-3"])
         return _refused(op, kind, request, before)
     phase = before.get("phase") if before is not None else None
     match op:
@@ -84,11 +96,23 @@ def exercised(request: JsonValue, reply: JsonValue, before: JsonObject | None) -
         case "start":
             return ["START-1", "PHASE-1"] if phase == "open" else ["START-1"]
         case "ready":
+            leased = (
+                ["CLAIM-7", "LEASE-1"] if "worker" in request or "lease_until" in request else []
+            )
             if phase in ("closing", "closed"):
-                return ["CLAIM-1"]
-            return ["CLAIM-3", "CLAIM-4", "CLAIM-5", "VER-3"]
+                return ["CLAIM-1", *leased]
+            return ["CLAIM-3", "CLAIM-4", "CLAIM-5", "VER-3", *leased]
         case "complete" | "fail" | "confirm_cancel" | "cancel":
             return _answered(str(op), request, reply, before)
+        case "heartbeat":
+            # LEASE-2: decided as a callback; a stale or late one is the fencing of LEASE-5.
+            answered = _answered("heartbeat", request, reply, None)
+            fenced = ["LEASE-5"] if reply.get("outcome") != "accepted" else []
+            return _unique(["LEASE-2", *fenced, *answered])
+        case "expire":
+            if reply.get("expired"):
+                return ["LEASE-3", "LEASE-4", "LEASE-6", "EFFECT-5", "EFFECT-3"]
+            return ["LEASE-3"]
         case "close":
             if phase in ("closing", "closed"):
                 return ["CLOSE-4"]
@@ -130,6 +154,8 @@ def _refused(
 
 def _submitted(request: JsonObject, reply: JsonObject, before: JsonObject | None) -> list[str]:
     found = ["SUB-5", "VER-1", "VER-3", "STATE-2"]
+    if request.get("if_generation") is not None:
+        found += ["SUB-12", "RESTART-4"]
     tasks = _tasks(before)
     deps = request.get("deps")
     forward = isinstance(deps, list) and any(d not in tasks for d in deps if isinstance(d, str))
@@ -167,6 +193,8 @@ def _answered(
         found = ["DONE-1", "STATE-4", "VER-2"]
     elif op == "fail":
         found = ["DONE-2", "BLOCK-1", "BLOCK-2", "VER-2"]
+    elif op == "heartbeat":
+        found = []
     else:
         found = ["CANCEL-4", "BLOCK-1", "BLOCK-2"]
     requested = _task_field(before, task, "cancel_requested") is True

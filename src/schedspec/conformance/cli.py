@@ -39,7 +39,7 @@ from .adapters import (
     stop_all,
 )
 from .options import LINE_MAX_LEAST, line_max, positive, seconds, seconds_or_zero
-from .protocol import REPLY_BYTES_MAX
+from .protocol import REPLY_BYTES_MAX, SUPPORTED
 from .runner import FAULTS_MAX, render_fix_first, render_report, run_corpus
 
 DEADLINE_S = 1800.0
@@ -50,8 +50,9 @@ USAGE = "usage: schedspec {serve,conform} [options]  (see --help of each)"
 def conform_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="schedspec conform",
-        description="Run the schedspec/1 conformance vectors against an implementation "
-        "(spec/protocol.md), or regenerate them from the scenarios.",
+        description="Run the schedspec/1 and schedspec/2 conformance vectors against an "
+        "implementation, then fuzz it (spec/protocol.md), or regenerate the vectors from the "
+        "scenarios.",
     )
     what = parser.add_mutually_exclusive_group(required=True)
     what.add_argument(
@@ -109,6 +110,14 @@ def conform_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="stop after N vectors in a row end in the same fault, such as a hang "
         f"(default {FAULTS_MAX})",
+    )
+    parser.add_argument(
+        "--protocol",
+        choices=SUPPORTED,
+        default=SUPPORTED[-1],
+        help="the version to judge: its vectors and those of every version before it, and "
+        f"fuzzing in it (default {SUPPORTED[-1]}; {SUPPORTED[0]} for an implementation that "
+        "speaks only that)",
     )
     parser.add_argument(
         "--level",
@@ -240,7 +249,10 @@ def conform(argv: list[str], console: Console) -> int:
         return 2
     mode = fuzz.Mode.RELAXED if args.relaxed else fuzz.Mode.STRICT
     try:
-        vectors = [] if args.no_vectors else _selected(corpus.load_corpus(directory), args.only)
+        loaded = (
+            [] if args.no_vectors else corpus.up_to(corpus.load_corpus(directory), args.protocol)
+        )
+        vectors = _selected(loaded, args.only) if loaded else []
         factory, name = _factory(args)
     except (corpus.VectorFormatError, ValueError, ImportError) as e:
         console.print(f"schedspec conform: {e}", markup=False)
@@ -280,8 +292,9 @@ def conform(argv: list[str], console: Console) -> int:
             shrink_s=args.shrink_time,
             shrink_runs=args.shrink_runs,
             stop_at=stop_at,
+            protocol=args.protocol,
         )
-    render_report(report, console, fuzz=found)
+    render_report(report, console, fuzz=found, protocol=args.protocol)
     if found is not None:
         render_fuzz(found, console, args.out)
     if report.stopped:

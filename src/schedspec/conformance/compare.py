@@ -7,7 +7,9 @@ arrays in order; numbers by value (`1` equals `1.0`), but `true` and `false` are
 `null` only equals `null`.
 
 A `Comparator` decides what a whole reply must match. `STRICT` ignores only what the protocol
-says is never compared: `error.message` and top-level members named `x-...` (WIRE-11, WIRE-12).
+says is never compared: `error.message` and top-level members named `x-...` (WIRE-11, WIRE-12);
+and of an `unsupported_protocol` error's `supported`, the implementation's own list, it compares
+only what every conforming list shares (WIRE-14).
 A driver that wants a looser notion of agreement (phase B's relaxed claim order, say) subclasses
 `Comparator` and overrides `normalise`, which rewrites both replies before they are compared.
 """
@@ -117,14 +119,31 @@ class Comparator:
             return reply
         kept: JsonObject = {k: v for k, v in reply.items() if not k.startswith("x-")}
         error = kept.get("error")
-        if isinstance(error, dict) and "message" in error:
-            kept["error"] = {k: v for k, v in error.items() if k != "message"}
+        if isinstance(error, dict):
+            error = {k: v for k, v in error.items() if k != "message"}
+            if "supported" in error:
+                error["supported"] = _shares(request, error["supported"])
+            kept["error"] = error
         return kept
 
     def compare(
         self, request: JsonValue, expected: JsonValue, actual: JsonValue
     ) -> list[Difference]:
         return differences(self.normalise(request, expected), self.normalise(request, actual))
+
+
+def _shares(request: JsonValue, supported: JsonValue) -> JsonValue:
+    """WIRE-14: `supported` stands for "a list of distinct strings without the refused version"
+    when it is one, and for itself otherwise (so that the comparison shows it)."""
+    refused = request.get("protocol") if isinstance(request, dict) else None
+    if (
+        isinstance(supported, list)
+        and all(isinstance(v, str) for v in supported)
+        and len(set(supported)) == len(supported)
+        and refused not in supported
+    ):
+        return "a list of versions without the refused one"
+    return supported
 
 
 STRICT = Comparator()

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import data
-from .protocol import PROTOCOL, JsonObject, JsonValue, decode_json, encode
+from .protocol import PROTOCOL, PROTOCOL_2, SUPPORTED, JsonObject, JsonValue, decode_json, encode
 from .reference import ReferenceImplementation
 from .scenario import Scenario
 
@@ -35,9 +35,6 @@ PROTOCOL_DOC = data.path("spec") / "protocol.md"
 README = "README.md"
 QUERIES = frozenset({"query", "query_all"})
 
-LEASES_NOT_IN_1 = (
-    "schedspec/1 has no leases, heartbeats or expire; they come with schedspec/2 (section 8)"
-)
 # Clauses that no reply can show, with the reason (spec/protocol.md, section 10).
 NOT_OBSERVABLE: dict[str, str] = {
     "EFFECT-1": "the purity of the core is a property of the Python code, not of replies",
@@ -48,19 +45,6 @@ NOT_OBSERVABLE: dict[str, str] = {
     "RESTART-1": "crashes and persistence are outside the protocol",
     "RESTART-2": "crashes and persistence are outside the protocol",
     "RESTART-3": "crashes and persistence are outside the protocol",
-    "RESTART-4": "which retries are safe; a retried callback, cancel, start or close is an "
-    "ordinary request that DONE-4, DONE-5, CANCEL-3, CANCEL-5, START-1 and CLOSE-4 decide, and "
-    "the one new form, the conditional submission, is not in schedspec/1",
-    "SUB-12": "schedspec/1 has no conditional submission; a new request form makes a new "
-    "protocol version (section 8)",
-    "CLAIM-7": LEASES_NOT_IN_1,
-    "EFFECT-5": LEASES_NOT_IN_1,
-    "LEASE-1": LEASES_NOT_IN_1,
-    "LEASE-2": LEASES_NOT_IN_1,
-    "LEASE-3": LEASES_NOT_IN_1,
-    "LEASE-4": LEASES_NOT_IN_1,
-    "LEASE-5": LEASES_NOT_IN_1,
-    "LEASE-6": LEASES_NOT_IN_1,
 }
 # Protocol rules that every exchange exercises and the runner checks, rather than a scenario.
 CHECKED_ON_EVERY_EXCHANGE: dict[str, str] = {
@@ -89,8 +73,9 @@ Source = Callable[[], Iterable[Scenario]]
 
 def hand_written() -> list[Scenario]:
     from .scenarios import SCENARIOS
+    from .scenarios_2 import SCENARIOS_2
 
-    return SCENARIOS
+    return [*SCENARIOS, *SCENARIOS_2]
 
 
 def explorer_traces() -> list[Scenario]:
@@ -155,6 +140,7 @@ LEVELS: dict[int, str] = {
     4: "cancel and confirm_cancel",
     5: "generations: re-submission, stale and future callbacks",
     6: "close",
+    7: "schedspec/2: leases, heartbeats, expire, the conditional submission",
 }
 _GENERATION_ERRORS = ("FutureGenerationError",)
 
@@ -202,6 +188,7 @@ class Vector:
     clauses: tuple[str, ...]
     source: str
     steps: tuple[VectorStep, ...]
+    protocol: str = PROTOCOL
 
     @property
     def needs_fresh_session(self) -> bool:
@@ -212,12 +199,15 @@ class Vector:
 
     @property
     def level(self) -> int:
-        """The level of the vector (`LEVELS`): that of the most advanced feature it uses."""
+        """The level of the vector (`LEVELS`): that of the most advanced feature it uses; a
+        schedspec/2 session's is the last level (its task views hold leases, WIRE-21)."""
+        if self.protocol == PROTOCOL_2:
+            return max(LEVELS)
         return max((_step_level(step) for step in self.steps), default=1)
 
     def to_json(self) -> JsonObject:
         return {
-            "protocol": PROTOCOL,
+            "protocol": self.protocol,
             "name": self.name,
             "description": self.description,
             "clauses": list(self.clauses),
@@ -269,8 +259,26 @@ def generate_vector(scenario: Scenario) -> Vector:
             exchange({"id": next_id, "op": "query_all"}, None, None)
             next_id += 1
     return Vector(
-        scenario.name, scenario.description, scenario.clauses, scenario.source, tuple(steps)
+        scenario.name,
+        scenario.description,
+        scenario.clauses,
+        scenario.source,
+        tuple(steps),
+        _version(steps),
     )
+
+
+def _version(steps: Iterable[VectorStep]) -> str:
+    """The version a vector is of: the newest its successful `create`s name (section 13), so
+    that an implementation speaking only older ones is not given it."""
+    created = [
+        SUPPORTED.index(version)
+        for step in steps
+        if step.op == "create"
+        and step.reply.get("ok") is True
+        and (version := step.reply.get("protocol")) in SUPPORTED
+    ]
+    return SUPPORTED[max(created, default=0)]
 
 
 def scenarios(sources: Sequence[Source] = SOURCES) -> list[Scenario]:
@@ -309,7 +317,9 @@ def vector_from_json(data: JsonValue, where: str) -> Vector:
 
     need(isinstance(data, dict), "a vector is a JSON object")
     assert isinstance(data, dict)
-    need(data.get("protocol") == PROTOCOL, f"protocol must be {PROTOCOL!r}")
+    version = data.get("protocol")
+    need(version in SUPPORTED, f"protocol must be one of {', '.join(SUPPORTED)}")
+    assert isinstance(version, str)
     for key in ("name", "description", "source"):
         need(isinstance(data.get(key), str), f"{key} must be a string")
     clauses = data.get("clauses")
@@ -346,7 +356,15 @@ def vector_from_json(data: JsonValue, where: str) -> Vector:
         tuple(str(c) for c in clauses),
         str(data["source"]),
         tuple(steps),
+        version,
     )
+
+
+def up_to(vectors: Iterable[Vector], version: str) -> list[Vector]:
+    """The vectors of `version` and of every version before it: an implementation of
+    `schedspec/2` serves the `schedspec/1` vectors too (spec/protocol.md, section 13)."""
+    last = SUPPORTED.index(version)
+    return [v for v in vectors if SUPPORTED.index(v.protocol) <= last]
 
 
 def load_corpus(directory: Path = VECTORS_DIR) -> list[Vector]:
@@ -392,7 +410,7 @@ def readme(
         sources[v.source] = sources.get(v.source, 0) + 1
     by_source = ", ".join(f"{n} from {source}" for source, n in sources.items())
     out = [
-        "# schedspec/1 conformance vectors",
+        "# schedspec/1 and schedspec/2 conformance vectors",
         "",
         "Generated by `schedspec conform --regenerate` from the hand-written scenarios in",
         "`src/schedspec/conformance/scenarios.py` (source `scenarios`) and from the distinct",

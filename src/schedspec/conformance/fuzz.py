@@ -58,7 +58,7 @@ from .options import DEFAULT_SHRINK_S as DEFAULT_SHRINK_S
 from .options import DEFAULT_STEPS as DEFAULT_STEPS
 from .oracle import Mode as Mode  # re-exported: fuzz.Mode is part of the interface
 from .oracle import oracle_for
-from .protocol import JsonObject, JsonValue
+from .protocol import PROTOCOL, JsonObject, JsonValue
 from .scenario import Scenario, Step
 from .strategies import Knowledge, Program, programs
 
@@ -439,13 +439,15 @@ def fuzz(
     stop_at: float | None = None,
     shrink: bool = True,
     weights: dict[str, int] | None = None,
+    protocol: str = PROTOCOL,
 ) -> FuzzResult:
     """Search for a divergence, then shrink it (see the module docstring). Past `stop_at` (a
     `time.monotonic()` value) no further program is run: the search ends with what it has.
     `shrink_runs` bounds the shrinking by replays instead of `shrink_s` seconds, so that the
     shrunk trace is the same on any machine. `shrink=False` stops at the first divergence,
     unshrunk (for measuring how soon a search finds a bug: `benchmarks/fuzz_seeds.py`);
-    `weights` weigh the generator's ops (`strategies.programs`)."""
+    `weights` weigh the generator's ops (`strategies.programs`); `protocol` is the version of
+    the sessions it generates."""
     if examples < 1 or steps < 0 or shrink_s < 0 or (shrink_runs or 0) < 0:
         raise ValueError("examples must be >= 1, steps, shrink_s and shrink_runs >= 0")
     result = FuzzResult(name, mode, seed)
@@ -506,7 +508,10 @@ def fuzz(
         try:
             with _seed_alone_decides(), _no_storage_in_working_directory():
                 minimal = find(
-                    programs(steps, weights=weights), diverges, settings=search, random=Random(seed)
+                    programs(steps, weights=weights, protocol=protocol),
+                    diverges,
+                    settings=search,
+                    random=Random(seed),
                 )
         except NoSuchExample:
             return result

@@ -63,8 +63,8 @@ class StaticTopologicalSort(PlainScheduler):
 
     name = "static-topological-sort"
 
-    def reset(self, limit: int) -> None:
-        super().reset(limit)
+    def reset(self, limit: int, expiry: str = "requeue") -> None:
+        super().reset(limit, expiry)
         self.plan: list[str] = []
 
     def op_start(self, f: dict[str, JsonValue]) -> JsonObject:

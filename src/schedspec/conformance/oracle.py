@@ -68,7 +68,8 @@ class RelaxedOracle(Oracle):
             and len(claimed) == len(wanted)
         ):
             versions = _versions(claimed)
-            if versions is not None and self.model.claim_exactly(versions) is None:
+            lease = (request.get("worker"), request.get("lease_until"))
+            if versions is not None and self.model.claim_exactly(versions, *lease) is None:
                 return {**expected, "claimed": claimed}
         # An answer outside the allowed set: the comparison shows it against the default.
         self.model = default

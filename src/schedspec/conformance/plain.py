@@ -1,6 +1,7 @@
 """A second implementation of the contract, written from its text, in the way a user would.
 
-How it works. `PlainScheduler` speaks `schedspec/1` in-process and shares nothing with the core
+How it works. `PlainScheduler` speaks `schedspec/1` and `schedspec/2` (leases, heartbeats,
+`expire` and the conditional submission) in-process and shares nothing with the core
 but the envelope reader (`protocol.read_request`): it keeps the current version of each task
 in a dict (`Version`, plain mutable fields), the reverse edges as lists of task ids, and a
 remaining-dependency count per pending version, and it updates them as each request arrives.
@@ -30,7 +31,16 @@ from dataclasses import dataclass
 # START-3's breadth-first shortest cycle, over task ids: the naive statement's, which shares no
 # code with the core either.
 from ..naive import shortest_cycle
-from .protocol import NO_SCHEDULER, PROTOCOL, JsonObject, JsonValue, Malformed, read_request
+from .protocol import (
+    NO_SCHEDULER,
+    PROTOCOL,
+    PROTOCOL_2,
+    SUPPORTED,
+    JsonObject,
+    JsonValue,
+    Malformed,
+    read_request,
+)
 
 PENDING, READY, RUNNING = "pending", "ready", "running"
 SUCCEEDED, FAILED, CANCELLED, BLOCKED = "succeeded", "failed", "cancelled", "blocked"
@@ -38,6 +48,7 @@ STATES = (PENDING, READY, RUNNING, SUCCEEDED, FAILED, CANCELLED, BLOCKED)
 QUEUED = (PENDING, READY)
 UNSUCCESSFUL = (FAILED, CANCELLED, BLOCKED)
 OPEN, STARTED, CLOSING, CLOSED = "open", "started", "closing", "closed"
+REQUEUE, FAIL = "requeue", "fail"  # the expiry policies (LEASE-4)
 
 Cause = tuple[str, int, str]  # task, generation, state: the root of a blocking (BLOCK-2)
 
@@ -73,6 +84,20 @@ def is_count(value: JsonValue) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
+def is_time(value: JsonValue) -> bool:
+    """A number that is not a boolean: a deadline or a `now` (LEASE-1, LEASE-3). JSON has no
+    infinite numbers (WIRE-5), so every one is finite."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def check_lease(worker: JsonValue, lease_until: JsonValue) -> None:
+    """LEASE-1: a worker is None or a non-empty string, a deadline None or a number."""
+    if worker is not None and not is_task_id(worker):
+        raise invalid("worker", worker, None)
+    if lease_until is not None and not is_time(lease_until):
+        raise invalid("lease_until", lease_until, None)
+
+
 @dataclass
 class Version:
     """The current version of one task."""
@@ -86,6 +111,8 @@ class Version:
     cancel_requested: bool = False
     detail: JsonValue = None  # the result, error or cancellation reason
     cause: Cause | None = None
+    worker: JsonValue = None  # the lease, while running (LEASE-1)
+    lease_until: JsonValue = None
 
 
 class Stale:
@@ -103,10 +130,12 @@ class PlainScheduler:
 
     def __init__(self) -> None:
         self.created = False
+        self.version = PROTOCOL  # the session's protocol version (WIRE-19)
         self.reset(0)
 
-    def reset(self, limit: int) -> None:
+    def reset(self, limit: int, expiry: str = REQUEUE) -> None:
         self.limit = limit
+        self.expiry = expiry
         self.phase = OPEN
         self.tasks: dict[str, Version] = {}
         self.dependents: dict[str, list[str]] = {}  # dependency id -> ids depending on it
@@ -115,7 +144,7 @@ class PlainScheduler:
     # The Implementation interface.
 
     def handle(self, request: JsonValue) -> JsonValue:
-        parsed = read_request(request)
+        parsed = read_request(request, SUPPORTED, self.version if self.created else None)
         if isinstance(parsed, Malformed):
             return parsed.reply()
         handler: Callable[[dict[str, JsonValue]], JsonObject] | None = getattr(
@@ -150,13 +179,17 @@ class PlainScheduler:
         cause: JsonValue = None
         if v.state == BLOCKED and v.cause is not None:
             cause = {"task": v.cause[0], "generation": v.cause[1], "state": v.cause[2]}
-        return {
+        view: JsonObject = {
             "generation": v.generation,
             "state": v.state,
             "cause": cause,
             "detail": v.detail if v.state in (SUCCEEDED, FAILED, CANCELLED) else None,
             "cancel_requested": v.cancel_requested,
         }
+        if self.version == PROTOCOL_2:  # WIRE-21
+            held = v.state == RUNNING and (v.worker is not None or v.lease_until is not None)
+            view["lease"] = {"worker": v.worker, "lease_until": v.lease_until} if held else None
+        return view
 
     def outcome(self, kind: str, task: str, generation: int, state: str | None) -> JsonObject:
         return {"outcome": kind, "task": task, "generation": generation, "state": state}
@@ -164,13 +197,15 @@ class PlainScheduler:
     # create (PHASE-2, WIRE-4) and the queries (QUERY-1, QUERY-2).
 
     def op_create(self, f: dict[str, JsonValue]) -> JsonObject:
-        limit = f["max_concurrency"]
+        limit, expiry = f["max_concurrency"], f.get("expiry")
         if not is_count(limit):
             raise invalid("max_concurrency", limit, None)
-        assert isinstance(limit, int)
-        self.reset(limit)
-        self.created = True
-        return {"protocol": PROTOCOL}
+        if expiry not in (None, REQUEUE, FAIL):  # WIRE-20
+            raise invalid("expiry", expiry, None)
+        assert isinstance(limit, int) and isinstance(f["protocol"], str)
+        self.reset(limit, FAIL if expiry == FAIL else REQUEUE)
+        self.created, self.version = True, f["protocol"]
+        return {"protocol": self.version}
 
     def op_query(self, f: dict[str, JsonValue]) -> JsonObject:
         task = f["task"]
@@ -211,6 +246,7 @@ class PlainScheduler:
                 raise Refusal("DuplicateDependencyError", "twice", task=task, dependency=d)
         names = tuple(str(d) for d in deps)
         old = self.tasks.get(task)
+        self.check_condition(task, f.get("if_generation"), old)
         if self.phase == STARTED and old is None:
             raise Refusal("GraphClosedError", "graph closed", task=task)
         if old is not None and old.state == RUNNING:
@@ -224,6 +260,18 @@ class PlainScheduler:
                 cycles: list[JsonValue] = [list(cycle)]
                 raise Refusal("CycleError", "cycle", cycles=cycles, unexecutable=[])
         return self.accept(task, names, old)
+
+    def check_condition(self, task: str, n: JsonValue, old: Version | None) -> None:
+        """SUB-12: a conditional submission needs `n` to be the current generation (0: none)."""
+        if n is None:
+            return
+        if not is_count(n):
+            raise invalid("if_generation", n, task)
+        current = 0 if old is None else old.generation
+        if n != current:
+            raise Refusal(
+                "GenerationMismatchError", "mismatch", task=task, generation=n, current=current
+            )
 
     def deps_of(self, task: str) -> tuple[str, ...]:
         v = self.tasks.get(task)
@@ -344,16 +392,17 @@ class PlainScheduler:
     # ready (CLAIM-*).
 
     def op_ready(self, f: dict[str, JsonValue]) -> JsonObject:
-        max_tasks = f["max_tasks"]
+        max_tasks, worker, lease_until = f["max_tasks"], f.get("worker"), f.get("lease_until")
         if max_tasks is not None and not is_count(max_tasks):
             raise invalid("max_tasks", max_tasks, None)
+        check_lease(worker, lease_until)  # CLAIM-7
         if self.phase == OPEN:
             raise Refusal("NotStartedError", "not started")
         if self.phase != STARTED:
             return {"claimed": []}
         assert max_tasks is None or isinstance(max_tasks, int)
         chosen = self.choose(self.claim_count(max_tasks))
-        return {"claimed": self.run(chosen)}
+        return {"claimed": self.run(chosen, worker, lease_until)}
 
     def claim_count(self, max_tasks: int | None) -> int:
         """CLAIM-3: what fits in the free slots, at most `max_tasks`."""
@@ -367,17 +416,26 @@ class PlainScheduler:
         """CLAIM-3: the ready versions with the smallest sequence numbers."""
         return self.ready_versions()[: max(count, 0)]
 
-    def run(self, chosen: Iterable[str]) -> list[JsonValue]:
+    def run(
+        self, chosen: Iterable[str], worker: JsonValue = None, lease_until: JsonValue = None
+    ) -> list[JsonValue]:
         claimed: list[JsonValue] = []
         for t in chosen:
             v = self.tasks[t]
             v.state, v.claimed = RUNNING, True
+            v.worker, v.lease_until = worker, lease_until
             claimed.append({"task": t, "generation": v.generation})
         return claimed
 
-    def claim_exactly(self, versions: list[tuple[str, int]]) -> str | None:
-        """Claim exactly `versions`, if a `ready()` with no limit but `count` could have
-        claimed them in some order; otherwise claim nothing and say why (relaxed mode)."""
+    def claim_exactly(
+        self,
+        versions: list[tuple[str, int]],
+        worker: JsonValue = None,
+        lease_until: JsonValue = None,
+    ) -> str | None:
+        """Claim exactly `versions`, with the lease `(worker, lease_until)`, if a `ready()`
+        with no limit but `count` could have claimed them in some order; otherwise claim
+        nothing and say why (relaxed mode)."""
         if self.phase != STARTED:
             return f"nothing can be claimed while {self.phase}"
         tasks = [t for t, _ in versions]
@@ -389,7 +447,7 @@ class PlainScheduler:
                 return f"{t}@{g} is not a ready current version"
         if self.running() + len(versions) > self.limit:
             return "more versions than free slots"
-        self.run(tasks)
+        self.run(tasks, worker, lease_until)
         return None
 
     # Callbacks (DONE-*, CANCEL-4) and cancel (CANCEL-*), checks in the order of DONE-7.
@@ -501,6 +559,52 @@ class PlainScheduler:
     def cancelled(self, task: str, v: Version, reason: str) -> None:
         v.state, v.detail = CANCELLED, reason
         self.block_from(task, (task, v.generation, CANCELLED))
+
+    # heartbeat and expire (LEASE-2, LEASE-3).
+
+    def op_heartbeat(self, f: dict[str, JsonValue]) -> JsonObject:
+        """LEASE-2: the deadline first, then decided as a callback; it keeps the worker."""
+        check_lease(None, f["lease_until"])
+        found = self.callback(f)
+        if isinstance(found, dict):
+            return found
+        task, v = found
+        v.lease_until = f["lease_until"]
+        return self.outcome("accepted", task, v.generation, v.state)
+
+    def op_expire(self, f: dict[str, JsonValue]) -> JsonObject:
+        """LEASE-3: every running version whose deadline is `<= now`, one at a time in
+        ascending submission sequence (none of them can change another's lease)."""
+        now = f["now"]
+        if not is_time(now):
+            raise invalid("now", now, None)
+        assert isinstance(now, int | float)
+        due = [
+            t
+            for t in self.by_seq()
+            if self.tasks[t].state == RUNNING
+            and isinstance(self.tasks[t].lease_until, int | float)
+            and self.tasks[t].lease_until <= now  # type: ignore[operator]
+        ]
+        expired: list[JsonValue] = []
+        for t in due:
+            v = self.tasks[t]
+            expired.append({"task": t, "generation": v.generation})
+            self.end_lease(t, v)
+        self.drain()
+        return {"expired": expired}
+
+    def end_lease(self, task: str, v: Version) -> None:
+        """LEASE-3's three cases, in its order."""
+        if v.cancel_requested:
+            self.cancelled(task, v, "cancelled")
+        elif self.expiry == FAIL:
+            v.state, v.detail = FAILED, "lease_expired"
+            self.block_from(task, (task, v.generation, FAILED))
+        elif self.phase == CLOSING:
+            self.cancelled(task, v, "shutdown")
+        else:
+            self.accept(task, v.deps, v)  # requeued: superseded by a new version (SUB-6)
 
     def drain(self) -> None:
         """PHASE-1, CLOSE-3: a closing scheduler is closed once nothing runs."""

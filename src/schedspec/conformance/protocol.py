@@ -1,4 +1,5 @@
-"""The wire format of `schedspec/1` (`spec/protocol.md`): lines, JSON values, request envelopes.
+"""The wire format of `schedspec/1` and `schedspec/2` (`spec/protocol.md`): lines, JSON values,
+request envelopes.
 
 How it works. A request line goes through two functions, each answering with the value it read
 or a `Malformed` that says what was wrong (never an exception):
@@ -7,10 +8,10 @@ or a `Malformed` that says what was wrong (never an exception):
    unpaired surrogates, no `NaN`, and integral numbers as `int` however they are written
    (WIRE-6), so the rest of the program never sees `1.0` where the protocol means `1`.
 2. `read_request(value)` checks the envelope in the order of WIRE-13 (object, `id`, `op`,
-   unknown members, missing members, `protocol`) against `FIELDS`, the table of every operation's
-   members, and hands back a `Request`. It knows nothing of the contract: the contract's
-   arguments (`task`, `deps`, `generation`, ...) may hold any JSON value, and the core judges
-   them.
+   unknown members, missing members, `protocol`) against the table of every operation's members
+   of one version (`FIELDS_OF`, chosen as WIRE-19 says), and hands back a `Request`. It knows
+   nothing of the contract: the contract's arguments (`task`, `deps`, `generation`, ...) may
+   hold any JSON value, and the core judges them.
 
 Only replies of the protocol itself are built here (`Malformed.reply`); replies to operations
 are the business of `translate`. This module is shared by the reference, the server, the
@@ -30,7 +31,9 @@ JsonValue: TypeAlias = bool | int | float | str | list["JsonValue"] | dict[str, 
 JsonObject: TypeAlias = dict[str, "JsonValue"]
 
 PROTOCOL = "schedspec/1"
-SUPPORTED: tuple[str, ...] = (PROTOCOL,)
+PROTOCOL_2 = "schedspec/2"
+# Oldest first: the last is the newest, which a request before any `create` is read by (WIRE-19).
+SUPPORTED: tuple[str, ...] = (PROTOCOL, PROTOCOL_2)
 
 # The reference's limit on one request line (WIRE-13, order 1). Scenarios need a few hundred
 # bytes; the limit only keeps a runaway driver from exhausting the server's memory.
@@ -46,9 +49,11 @@ NESTING_MAX = 64
 REPLY_NESTING_MAX = NESTING_MAX + 3
 REPLY_BYTES_MAX = 1 << 24
 
+Table: TypeAlias = dict[str, tuple[tuple[str, ...], tuple[str, ...]]]
+
 # Every operation's members besides `id` and `op`: (required, optional), required ones in the
 # order in which a missing one is reported (WIRE-13, order 7).
-FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+FIELDS: Table = {
     "create": (("protocol", "max_concurrency"), ()),
     "submit": (("task", "deps"), ()),
     "start": ((), ()),
@@ -61,7 +66,17 @@ FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "query": (("task",), ()),
     "query_all": ((), ()),
 }
-OPS: tuple[str, ...] = tuple(FIELDS)
+# schedspec/2 (section 13): leases, heartbeats, expire and the conditional submission.
+FIELDS_2: Table = {
+    **FIELDS,
+    "create": (("protocol", "max_concurrency"), ("expiry",)),
+    "submit": (("task", "deps"), ("if_generation",)),
+    "ready": ((), ("max_tasks", "worker", "lease_until")),
+    "heartbeat": (("task", "generation", "lease_until"), ()),
+    "expire": (("now",), ()),
+}
+FIELDS_OF = {PROTOCOL: FIELDS, PROTOCOL_2: FIELDS_2}
+OPS: tuple[str, ...] = tuple(FIELDS_2)
 
 # ProtocolError reasons (WIRE-13), in the order the checks run.
 LINE_TOO_LONG = "line_too_long"
@@ -236,8 +251,21 @@ def _type_name(value: JsonValue) -> str:
             return "object"
 
 
-def read_request(value: JsonValue, supported: Sequence[str] = SUPPORTED) -> Request | Malformed:
-    """The request in `value`, or the first thing wrong with it in the order of WIRE-13."""
+def fields_for(value: JsonObject, supported: Sequence[str], session: str | None) -> Table:
+    """The table a request is read by (WIRE-19): a `create`'s is that of the version it names,
+    if spoken here, else schedspec/1's; any other request's is that of the session's version
+    or, before a scheduler exists, of the newest version spoken here."""
+    if value.get("op") == "create":
+        named = value.get("protocol")
+        return FIELDS_OF[named] if isinstance(named, str) and named in supported else FIELDS
+    return FIELDS_OF[session if session is not None else supported[-1]]
+
+
+def read_request(
+    value: JsonValue, supported: Sequence[str] = SUPPORTED, session: str | None = None
+) -> Request | Malformed:
+    """The request in `value`, or the first thing wrong with it in the order of WIRE-13;
+    `session` is the version of the session's scheduler, None before a successful `create`."""
     if not isinstance(value, dict):
         return Malformed(NOT_OBJECT, None, f"a request is a JSON object, got {_type_name(value)}")
     if "id" not in value:
@@ -253,9 +281,12 @@ def read_request(value: JsonValue, supported: Sequence[str] = SUPPORTED) -> Requ
     op = value["op"]
     if not isinstance(op, str):
         return Malformed(WRONG_TYPE, "op", f"op must be a string, got {_type_name(op)}", rid)
-    if op not in FIELDS:
-        return Malformed(UNKNOWN_OP, "op", f"unknown op {op!r}; the ops are {', '.join(OPS)}", rid)
-    required, optional = FIELDS[op]
+    table = fields_for(value, supported, session)
+    if op not in table:
+        return Malformed(
+            UNKNOWN_OP, "op", f"unknown op {op!r}; the ops are {', '.join(table)}", rid
+        )
+    required, optional = table[op]
     unknown = sorted(set(value) - {"id", "op", *required, *optional})
     if unknown:
         allowed = ", ".join(("id", "op", *required, *optional))

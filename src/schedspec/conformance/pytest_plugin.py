@@ -43,14 +43,24 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     from . import options as fuzz
     from .adapters import TIMEOUT_S
     from .options import positive, seconds, seconds_or_zero
+    from .protocol import SUPPORTED
 
-    group = parser.getgroup("schedspec", "schedspec/1 conformance (spec/protocol.md)")
+    group = parser.getgroup(
+        "schedspec", "schedspec/1 and schedspec/2 conformance (spec/protocol.md)"
+    )
     group.addoption(
         "--schedspec-impl",
         metavar="IMPL",
         help='check this implementation: a command ("node server.js") or package.module:factory',
     )
     group.addoption("--schedspec-vectors", metavar="DIR", help="the vector corpus to run")
+    group.addoption(
+        "--schedspec-protocol",
+        choices=SUPPORTED,
+        default=SUPPORTED[-1],
+        help="the version to judge: its vectors, those of the versions before it, and fuzzing in "
+        f"it (default {SUPPORTED[-1]})",
+    )
     group.addoption(
         "--schedspec-examples",
         type=int,
@@ -114,7 +124,11 @@ class Harness:
 
                 self.factory = make
             directory = config.getoption("schedspec_vectors")
-            self.vectors = corpus.load_corpus(Path(directory) if directory else corpus.VECTORS_DIR)
+            self.protocol = str(config.getoption("schedspec_protocol"))
+            self.vectors = corpus.up_to(
+                corpus.load_corpus(Path(directory) if directory else corpus.VECTORS_DIR),
+                self.protocol,
+            )
         except (ValueError, ImportError) as e:  # VectorFormatError is a ValueError
             raise pytest.UsageError(f"--schedspec-impl {spec}: {e}") from None
         self.mode = Mode.RELAXED if config.getoption("schedspec_relaxed") else Mode.STRICT
@@ -225,6 +239,7 @@ class FuzzItem(ConformanceItem):
             steps=harness.steps,
             shrink_s=harness.shrink_s,
             shrink_runs=harness.shrink_runs,
+            protocol=harness.protocol,
         )
         harness.fuzzed = result
         divergence = result.divergence

@@ -32,9 +32,10 @@ from . import translate
 from .protocol import (
     LINE_BYTES_MAX,
     NO_SCHEDULER,
-    PROTOCOL,
+    PROTOCOL_2,
     REPLY_BYTES_MAX,
     REPLY_TOO_LARGE,
+    SUPPORTED,
     JsonObject,
     JsonValue,
     Malformed,
@@ -45,7 +46,8 @@ from .protocol import (
 
 
 class ReferenceImplementation:
-    """schedspec itself, speaking `schedspec/1` in-process."""
+    """schedspec itself, speaking `schedspec/1` and `schedspec/2` in-process; `supported` may
+    narrow that (the oldest first, WIRE-14)."""
 
     name = "schedspec reference"
 
@@ -54,8 +56,11 @@ class ReferenceImplementation:
         line_bytes_max: int = LINE_BYTES_MAX,
         reply_bytes_max: int = REPLY_BYTES_MAX,
         journal: Journal | None = None,
+        supported: tuple[str, ...] = SUPPORTED,
     ) -> None:
         self._state: State | None = None
+        self._version: str | None = None  # the session's protocol version (WIRE-19)
+        self._supported = supported
         self._next_event_id = 1
         self._line_bytes_max = line_bytes_max
         self._reply_bytes_max = reply_bytes_max
@@ -78,8 +83,11 @@ class ReferenceImplementation:
     def fork(self) -> ReferenceImplementation:
         """Another session in the same state, without the journal: the oracle's crash mode
         follows both outcomes of a request in flight (RESTART-7)."""
-        twin = ReferenceImplementation(self._line_bytes_max, self._reply_bytes_max)
-        twin._state, twin._next_event_id = self._state, self._next_event_id
+        twin = ReferenceImplementation(
+            self._line_bytes_max, self._reply_bytes_max, supported=self._supported
+        )
+        twin._state, twin._version = self._state, self._version
+        twin._next_event_id = self._next_event_id
         return twin
 
     @property
@@ -96,28 +104,31 @@ class ReferenceImplementation:
 
     def handle(self, request: JsonValue) -> JsonObject:
         """Answer one decoded request."""
-        parsed = read_request(request)
+        parsed = read_request(request, self._supported, self._version)
         if isinstance(parsed, Malformed):
             return parsed.reply()
         rid = parsed.id
         if parsed.op == "create":
-            created = translate.create(parsed["max_concurrency"])
+            created = translate.create(parsed["max_concurrency"], parsed.fields.get("expiry"))
             if not isinstance(created, State):
                 return translate.refused(rid, created)  # the session keeps what it had
             if self._journal is not None:
                 self._journal.begin(_record(request))
-            self._state = created
-            return translate.ok(rid, {"protocol": PROTOCOL})
+            version = parsed["protocol"]
+            assert isinstance(version, str)
+            self._state, self._version = created, version
+            return translate.ok(rid, {"protocol": version})
         state = self._state
         if state is None:
             return Malformed(
                 NO_SCHEDULER, None, f"{parsed.op} before a successful create", rid
             ).reply()
+        leases = self._version == PROTOCOL_2  # the task view's `lease` (WIRE-21)
         if parsed.op == "query":
-            reply = translate.query_reply(rid, state, parsed["task"])
+            reply = translate.query_reply(rid, state, parsed["task"], leases)
             return self._too_large(rid, reply) or reply
         if parsed.op == "query_all":
-            reply = translate.ok(rid, {"snapshot": translate.snapshot(state)})
+            reply = translate.ok(rid, {"snapshot": translate.snapshot(state, leases)})
             return self._too_large(rid, reply) or reply
         event = translate.event_for(parsed, EventId(self._next_event_id))
         after, effects = step(state, event)

@@ -44,7 +44,7 @@ from .corpus import (
     VectorStep,
 )
 from .oracle import Mode, Oracle, oracle_for
-from .protocol import JsonObject, JsonValue
+from .protocol import PROTOCOL_2, JsonObject, JsonValue
 
 # Vectors in a row ending in the same fault after which a run stops (`run_corpus`).
 FAULTS_MAX = 3
@@ -334,13 +334,15 @@ def render_report(
     console: Console,
     failures_max: int = 10,
     fuzz: FuzzResult | None = None,
+    protocol: str = PROTOCOL_2,
 ) -> None:
-    """The report by clause, then the first differing step of each failing vector.
+    """The report by clause, then the first differing step of each failing vector, for the
+    version `protocol` (and those before it).
 
     With `fuzz`, the table also counts the fuzzing exchanges that exercised each clause, and a
     clause the fuzzer's divergence was blamed on fails; the divergence itself is the fuzzer's
     to print (`FuzzResult.divergence.render`)."""
-    title = f"schedspec/1 conformance of {report.implementation}"
+    title = f"{protocol} conformance of {report.implementation}"
     table = Table(title=title)
     columns = ["clause", "vectors passed", "vectors failed"]
     if fuzz is not None:

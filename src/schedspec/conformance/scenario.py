@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ..core.events import Event
-from .protocol import PROTOCOL, JsonObject, JsonValue
+from .protocol import PROTOCOL, PROTOCOL_2, JsonObject, JsonValue
 from .translate import requests_for_events
 
 HAND_WRITTEN = "scenarios"
@@ -141,6 +141,36 @@ def start() -> Step:
 
 def ready(max_tasks: JsonValue | _Absent = _ABSENT) -> Step:
     return _request("ready", max_tasks=max_tasks)
+
+
+# schedspec/2 (spec/protocol.md, section 13).
+
+
+def create_2(max_concurrency: JsonValue = 2, expiry: JsonValue | _Absent = _ABSENT) -> Step:
+    """create naming schedspec/2, with an expiry policy if given (WIRE-20)."""
+    return _request("create", protocol=PROTOCOL_2, max_concurrency=max_concurrency, expiry=expiry)
+
+
+def submit_if(task: JsonValue, if_generation: JsonValue, *deps: JsonValue) -> Step:
+    """A conditional submission (SUB-12)."""
+    return _request("submit", task=task, deps=list(deps), if_generation=if_generation)
+
+
+def claim(
+    max_tasks: JsonValue | _Absent = _ABSENT,
+    worker: JsonValue | _Absent = _ABSENT,
+    lease_until: JsonValue | _Absent = _ABSENT,
+) -> Step:
+    """ready naming a holder and a lease deadline (LEASE-1)."""
+    return _request("ready", max_tasks=max_tasks, worker=worker, lease_until=lease_until)
+
+
+def heartbeat(task: JsonValue, generation: JsonValue, lease_until: JsonValue) -> Step:
+    return _request("heartbeat", task=task, generation=generation, lease_until=lease_until)
+
+
+def expire(now: JsonValue) -> Step:
+    return _request("expire", now=now)
 
 
 def complete(task: JsonValue, generation: JsonValue, result: JsonValue | _Absent = _ABSENT) -> Step:

@@ -1462,7 +1462,7 @@ SCENARIOS: list[Scenario] = [
         "wire-protocol-versions",
         "create names the protocol version; an unknown one is refused with the supported list.",
         ["WIRE-14", "WIRE-13"],
-        create(1, "schedspec/2"),
+        create(1, "schedspec/0"),
         create(1, 1),
         create(1, None),
         raw({"id": 4, "op": "create", "max_concurrency": 1}),

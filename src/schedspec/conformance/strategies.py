@@ -31,7 +31,7 @@ from typing import NamedTuple
 from hypothesis import strategies as st
 
 from ..strategies import dags, graphs, task_id_alphabets
-from .protocol import PROTOCOL, JsonObject, JsonValue
+from .protocol import PROTOCOL, PROTOCOL_2, JsonObject, JsonValue
 
 __all__ = [
     "KINDS",
@@ -115,7 +115,27 @@ ADVERSARIAL: dict[str, int] = {
     "drain": 2,
 }
 WEIGHTS: dict[str, int] = {**ADVERSARIAL, **UNIFORM}
-KINDS = tuple(WEIGHTS)
+# schedspec/2 (spec/protocol.md, section 13) adds its operations to the others: claims that
+# name a holder and a deadline, heartbeats (current, stale, late), a clock that `expire`
+# advances, sometimes backwards, conditional submissions (accepted, and a retry that took
+# effect), and every refusal of their arguments. A late callback after an expiry (LEASE-5) is
+# what `late` and `late_waited` already send: every version ever claimed stays nameable.
+LEASES: dict[str, int] = {
+    "ready_lease": 8,
+    "heartbeat": 3,
+    "expire": 4,
+    "submit_if": 2,
+    "bad_lease": 1,
+}
+WEIGHTS_2: dict[str, int] = {**LEASES, **WEIGHTS, "ready": 2}  # most claims hold a lease
+KINDS = tuple(WEIGHTS_2)
+WORKERS: tuple[JsonValue, ...] = ("w1", None, "w2")
+EXPIRY: tuple[str | None, ...] = (None, "fail", "requeue", "fail")  # as often as the default
+# Refused arguments of schedspec/2 (LEASE-1, LEASE-3, LEASE-4, SUB-12).
+BAD_WORKERS: tuple[JsonValue, ...] = ("", 3, True, ["w"])
+BAD_TIMES: tuple[JsonValue, ...] = ("10", True, [1], {"t": 1})
+BAD_IF_GENERATIONS: tuple[JsonValue, ...] = (-1, True, 1.5, "1")
+BAD_EXPIRY: tuple[JsonValue, ...] = ("never", 1, True)
 _PICKS = {"start": 0, "close": 0, "repeat": 0}  # how many picks a kind needs; others 3
 
 
@@ -134,6 +154,8 @@ class Program:
     start_at: int | None = 0  # a `start` is sent before this op (None: only the ops start)
     fillers: int = 0  # filler tasks submitted after the graph (see `prefix`)
     spacer: int = 0  # submissions of a spacer task before the graph (see `prefix`)
+    protocol: str = PROTOCOL  # the session's version (spec/protocol.md, section 13)
+    expiry: str | None = None  # schedspec/2: the expiry policy, None for the default
 
     def prefix(self) -> list[JsonObject]:
         """The requests sent before the ops: create, then the graph's submissions, then, in
@@ -154,9 +176,11 @@ class Program:
         reach 64."""
         create: JsonObject = {
             "op": "create",
-            "protocol": PROTOCOL,
+            "protocol": self.protocol,
             "max_concurrency": self.max_concurrency,
         }
+        if self.expiry is not None:
+            create["expiry"] = self.expiry
         spacer = f"{FILLER}spacer"
         submits: list[JsonObject] = [
             {"op": "submit", "task": spacer, "deps": []} for _ in range(self.spacer - 1)
@@ -198,10 +222,14 @@ def programs(
     steps_max: int = 40,
     ids: st.SearchStrategy[tuple[str, ...]] | None = None,
     weights: dict[str, int] | None = None,
+    protocol: str = PROTOCOL,
 ) -> st.SearchStrategy[Program]:
     """Programs of up to `steps_max` ops over 3 to 5 task ids (plain, unicode, look-alikes),
-    the ops weighted by `weights` (see `operations`)."""
+    the ops weighted by `weights` (see `operations`; in `schedspec/2` by default `WEIGHTS_2`,
+    with the lease ops), sessions of `protocol`."""
     alphabets = ids if ids is not None else task_id_alphabets(min_size=3, max_size=5)
+    if weights is None and protocol == PROTOCOL_2:
+        weights = WEIGHTS_2
     one_op = operations(weights)
 
     @st.composite
@@ -238,6 +266,7 @@ def programs(
         # Most sessions start within their first few ops; some never do unless an op does.
         start_at = draw(st.integers(0, START_LATEST + 1))
         fillers = draw(st.sampled_from(FILLERS))  # drawn last: the rest is drawn as before
+        expiry = draw(st.sampled_from(EXPIRY)) if protocol == PROTOCOL_2 else None
         return Program(
             limit,
             names,
@@ -246,6 +275,8 @@ def programs(
             None if start_at > START_LATEST else start_at,
             fillers,
             spacer,
+            protocol,
+            expiry,
         )
 
     return build()
@@ -355,6 +386,8 @@ class Knowledge:
     phase: str = "open"  # from the last snapshot
     deps: dict[str, tuple[str, ...]] = field(default_factory=dict)  # of accepted submissions
     cancel_requested: set[tuple[str, int]] = field(default_factory=set)  # running, cancel asked
+    clock: int | float = 0  # the last `now` sent by `expire` (schedspec/2)
+    deadlines: list[int | float] = field(default_factory=list)  # of the running versions' leases
 
     def learn_submit(self, request: JsonObject, reply: JsonValue) -> None:
         """The dependencies of an accepted submission: the graph, as the session built it."""
@@ -406,7 +439,12 @@ class Knowledge:
         self.generations = {}
         self.states = {}
         self.cancel_requested = set()
+        self.deadlines = []
         for task, view in tasks.items():
+            lease = view.get("lease") if isinstance(view, dict) else None
+            until = lease.get("lease_until") if isinstance(lease, dict) else None
+            if isinstance(until, int | float) and not isinstance(until, bool):
+                self.deadlines.append(until)
             if isinstance(view, dict) and isinstance(view.get("generation"), int):
                 generation = view["generation"]
                 assert isinstance(generation, int)
@@ -623,7 +661,103 @@ class Knowledge:
                 return self._malformed_submit(p)
             case "query":
                 return {"op": "query", "task": self._task(p[0])}
+            case "ready_lease" | "heartbeat" | "expire" | "submit_if" | "bad_lease":
+                return self._lease_request(op.kind, p)
         raise ValueError(f"unknown op kind {op.kind!r}")
+
+    def _deadline(self, pick: int) -> JsonValue:
+        """A deadline on the session's clock: none, or 0 to 3 ahead, sometimes by a fraction
+        less (a deadline already past expires at the next `expire`)."""
+        if pick % 5 == 0:
+            return None
+        return self.clock + pick % 5 - 1 - (0.5 if pick % 7 == 3 else 0)
+
+    def _lease_request(self, kind: str, p: tuple[int, ...]) -> JsonObject | None:
+        """The schedspec/2 ops (section 13; see `LEASES`)."""
+        match kind:
+            case "ready_lease":
+                return {
+                    "op": "ready",
+                    "max_tasks": MAX_TASKS[p[0] % len(MAX_TASKS)],
+                    "worker": WORKERS[p[1] % len(WORKERS)],
+                    "lease_until": self._deadline(p[2]),
+                }
+            case "heartbeat":
+                # Mostly the holder of a running version; else any version ever claimed, whose
+                # heartbeat is stale or late once it ended or expired (LEASE-2, LEASE-5).
+                versions = (self.running if p[0] % 3 else []) or self.claimed
+                if not versions:
+                    return None
+                task, generation = versions[p[1] % len(versions)]
+                return {
+                    "op": "heartbeat",
+                    "task": task,
+                    "generation": generation,
+                    "lease_until": self._deadline(p[2]),
+                }
+            case "expire":
+                # Mostly the clock moves to the earliest deadline of a running version, if that
+                # is later, so that a lease ends (LEASE-3); else on by 0 to 3, one time in
+                # eight back by 1 (the caller's clock decides). An expire sent again at the
+                # same `now` ends nothing more.
+                if p[1] % 4 and self.deadlines:
+                    self.clock = max(self.clock, min(self.deadlines))
+                else:
+                    self.clock += -1 if p[0] % 8 == 7 else p[0] % 4
+                return {"op": "expire", "now": self.clock}
+            case "submit_if":
+                # A conditional submission with the task's known dependencies (SUB-12): on its
+                # current generation (accepted), or the one before, as the retry of one that
+                # took effect would (RESTART-4), or the one after.
+                if not self.deps:
+                    return None
+                task = list(self.deps)[p[0] % len(self.deps)]
+                current = self.generations.get(task, 0)
+                n = (current, current, current - 1, current + 1)[p[1] % 4]
+                return {
+                    "op": "submit",
+                    "task": task,
+                    "deps": list(self.deps[task]),
+                    "if_generation": max(n, 0),
+                }
+            case _:
+                return self._bad_lease(p)
+        raise ValueError(f"unknown lease op {kind!r}")
+
+    def _bad_lease(self, p: tuple[int, ...]) -> JsonObject:
+        """A schedspec/2 request refused for one of its arguments, which changes nothing."""
+        bad_time = BAD_TIMES[p[1] % len(BAD_TIMES)]
+        match p[0] % 5:
+            case 0:
+                return {"op": "ready", "worker": BAD_WORKERS[p[1] % len(BAD_WORKERS)]}
+            case 1:
+                return {"op": "ready", "worker": "w1", "lease_until": bad_time}
+            case 2:
+                task, generation = (self.running or self.claimed or [(self._task(p[2]), 1)])[0]
+                return {
+                    "op": "heartbeat",
+                    "task": task,
+                    "generation": generation,
+                    "lease_until": bad_time,
+                }
+            case 3:
+                return {"op": "expire", "now": bad_time}
+            case 4 if p[2] % 3 == 0:  # WIRE-20: a refused create keeps the scheduler
+                expiry = BAD_EXPIRY[p[1] % len(BAD_EXPIRY)]
+                return {
+                    "op": "create",
+                    "protocol": PROTOCOL_2,
+                    "max_concurrency": 1,
+                    "expiry": expiry,
+                }
+            case _:
+                task = self._task(p[2])
+                return {
+                    "op": "submit",
+                    "task": task,
+                    "deps": [],
+                    "if_generation": BAD_IF_GENERATIONS[p[1] % len(BAD_IF_GENERATIONS)],
+                }
 
     def _callback(self, kind: str, task: str, generation: int, pick: int) -> JsonObject:
         request: JsonObject = {"op": kind, "task": task, "generation": generation}

@@ -22,10 +22,10 @@ from typing import assert_never
 
 from ..core import effects as fx
 from ..core import events as ev
-from ..core.state import State, initial_state, limit_problem
-from ..core.types import Cause, EventId, Phase, TaskId, TaskState
+from ..core.state import State, expiry_problem, initial_state, limit_problem
+from ..core.types import REQUEUE, Cause, EventId, Phase, TaskId, TaskState
 from ..errors import error_for
-from .protocol import JsonObject, JsonValue, Request
+from .protocol import PROTOCOL, PROTOCOL_2, JsonObject, JsonValue, Request
 
 # Requests.
 
@@ -37,14 +37,23 @@ def event_for(request: Request, event_id: EventId) -> ev.Event:
         case "submit":
             deps = f["deps"]
             # A JSON array is the protocol's only sequence; anything else reaches the core as
-            # it is and is refused there (SUB-1).
+            # it is and is refused there (SUB-1). Members of schedspec/2 (section 13) absent
+            # from a schedspec/1 request mean what their absence means: None.
             return ev.Submit(
-                f["task"], tuple(deps) if isinstance(deps, list) else deps, None, event_id
+                f["task"],
+                tuple(deps) if isinstance(deps, list) else deps,
+                None,
+                event_id,
+                f.get("if_generation"),
             )
         case "start":
             return ev.Start(event_id)
         case "ready":
-            return ev.Claim(f["max_tasks"], event_id)
+            return ev.Claim(f["max_tasks"], event_id, f.get("worker"), f.get("lease_until"))
+        case "heartbeat":
+            return ev.Heartbeat(f["task"], f["generation"], f["lease_until"], event_id)
+        case "expire":
+            return ev.Expire(f["now"], event_id)
         case "complete":
             return ev.Complete(f["task"], f["generation"], f["result"], event_id)
         case "fail":
@@ -58,16 +67,24 @@ def event_for(request: Request, event_id: EventId) -> ev.Event:
     raise ValueError(f"op {request.op!r} has no core event")
 
 
-def requests_for_events(events: Iterable[ev.Event]) -> Iterator[JsonObject]:
-    """Protocol requests (without ids) meaning the same as `events`; batches are expanded
-    into their members, which mean the same in sequence (EFFECT-4).
+def requests_for_events(
+    events: Iterable[ev.Event], version: str = PROTOCOL
+) -> Iterator[JsonObject]:
+    """Protocol requests (without ids) of `version` meaning the same as `events`; batches are
+    expanded into their members, which mean the same in sequence (EFFECT-4).
 
-    Raises ValueError for an event the protocol cannot carry faithfully: a value with no JSON
-    form, or an integral float such as `1.0`, which reaches the implementation as the integer
-    1 (WIRE-6) and so means something else than the core's `1.0` (which it refuses)."""
-    for request in _requests_for_events(events):
-        _refuse_integral_floats(request)
+    Raises ValueError for an event the protocol cannot carry faithfully: one `version` has no
+    request for (a lease in schedspec/1), a value with no JSON form, or an integral float such
+    as `1.0`, which reaches the implementation as the integer 1 (WIRE-6) and so means something
+    else than the core's `1.0` (which it refuses). A deadline is the exception: there the core
+    takes any number, so `40.0` and `40` mean the same to it too."""
+    for request in _requests_for_events(events, version == PROTOCOL_2):
+        _refuse_integral_floats({k: v for k, v in request.items() if k not in DEADLINES})
         yield request
+
+
+# The members whose value the core takes as any finite number (LEASE-1, LEASE-3).
+DEADLINES = frozenset({"lease_until", "now"})
 
 
 def _refuse_integral_floats(value: JsonValue) -> None:
@@ -81,19 +98,30 @@ def _refuse_integral_floats(value: JsonValue) -> None:
             _refuse_integral_floats(item)
 
 
-def _requests_for_events(events: Iterable[ev.Event]) -> Iterator[JsonObject]:
+def _requests_for_events(events: Iterable[ev.Event], leases: bool) -> Iterator[JsonObject]:
     for event in events:
         match event:
             case ev.Submit():
+                request = {
+                    "op": "submit",
+                    "task": _json(event.task_id),
+                    "deps": _deps_json(event.deps),
+                }
                 if event.if_generation is not None:
-                    raise ValueError("schedspec/1 has no conditional submission (SUB-12)")
-                yield {"op": "submit", "task": _json(event.task_id), "deps": _deps_json(event.deps)}
+                    if not leases:
+                        raise ValueError("schedspec/1 has no conditional submission (SUB-12)")
+                    request["if_generation"] = _json(event.if_generation)
+                yield request
             case ev.Start():
                 yield {"op": "start"}
             case ev.Claim():
+                request = {"op": "ready", "max_tasks": _json(event.max_tasks)}
                 if event.worker is not None or event.lease_until is not None:
-                    raise ValueError("schedspec/1 has no leases (LEASE-1)")
-                yield {"op": "ready", "max_tasks": _json(event.max_tasks)}
+                    if not leases:
+                        raise ValueError("schedspec/1 has no leases (LEASE-1)")
+                    request["worker"] = _json(event.worker)
+                    request["lease_until"] = _json(event.lease_until)
+                yield request
             case ev.Complete():
                 yield {
                     "op": "complete",
@@ -122,12 +150,21 @@ def _requests_for_events(events: Iterable[ev.Event]) -> Iterator[JsonObject]:
                 }
             case ev.Close():
                 yield {"op": "close"}
-            case ev.Heartbeat() | ev.Expire():
+            case ev.Heartbeat() | ev.Expire() if not leases:
                 raise ValueError(f"{type(event).__name__} is not an operation of schedspec/1")
+            case ev.Heartbeat():
+                yield {
+                    "op": "heartbeat",
+                    "task": _json(event.task_id),
+                    "generation": _json(event.generation),
+                    "lease_until": _json(event.lease_until),
+                }
+            case ev.Expire():
+                yield {"op": "expire", "now": _json(event.now)}
             case ev.SubmitBatch():
-                yield from _requests_for_events(event.submissions)
+                yield from _requests_for_events(event.submissions, leases)
             case ev.CompleteBatch():
-                yield from _requests_for_events(event.completions)
+                yield from _requests_for_events(event.completions, leases)
             case _:
                 assert_never(event)
 
@@ -224,6 +261,8 @@ def reply_for(request_id: JsonValue, effects: tuple[fx.Effect, ...], after: Stat
                     "still_running": _running(after),
                 },
             )
+        case fx.Expired(versions=versions):
+            return ok(request_id, {"expired": [_ref(t, g) for t, g in versions]})
         case fx.Batched():
             raise ValueError("the protocol sends no batch events")
     raise ValueError(f"{reply!r} is a notification, not a reply (EFFECT-2)")
@@ -293,40 +332,56 @@ def _invalid(argument: str, value: object, task_id: str | None) -> JsonObject:
 # The session's operations and the queries, which read the state without a core event.
 
 
-def create(max_concurrency: JsonValue) -> State | JsonObject:
-    """A new scheduler's state, or the error refusing `max_concurrency` (PHASE-2)."""
-    problem = limit_problem(max_concurrency)
-    if problem is not None:
-        return {
-            "type": "InvalidArgumentError",
-            **_invalid("max_concurrency", max_concurrency, None),
-            "message": problem,
-        }
-    assert isinstance(max_concurrency, int)
-    return initial_state(max_concurrency)
+def create(max_concurrency: JsonValue, expiry: JsonValue = None) -> State | JsonObject:
+    """A new scheduler's state, or the error refusing `max_concurrency` (PHASE-2) or, after
+    it, `expiry` (LEASE-4; `None` is the default policy, WIRE-20)."""
+    policy = REQUEUE if expiry is None else expiry
+    for argument, value, problem in (
+        ("max_concurrency", max_concurrency, limit_problem(max_concurrency)),
+        ("expiry", expiry, expiry_problem(policy)),
+    ):
+        if problem is not None:
+            return {
+                "type": "InvalidArgumentError",
+                **_invalid(argument, value, None),
+                "message": problem,
+            }
+    assert isinstance(max_concurrency, int) and isinstance(policy, str)
+    return initial_state(max_concurrency, policy)
 
 
-def task_view(state: State, task_id: TaskId) -> JsonObject | None:
-    """The view of a submitted task's current version (QUERY-1), or None."""
+def task_view(state: State, task_id: TaskId, leases: bool = False) -> JsonObject | None:
+    """The view of a submitted task's current version (QUERY-1), or None; with `leases` (a
+    schedspec/2 session), its lease too (WIRE-21)."""
     facts = state.facts(task_id)
     if facts is None:
         return None
     detail: JsonValue = None
     if facts.state in (TaskState.SUCCEEDED, TaskState.FAILED, TaskState.CANCELLED):
         detail = _json(facts.detail)
-    return {
+    view: JsonObject = {
         "generation": facts.generation,
         "state": facts.state.value,
         "cause": _cause(state.cause_of(task_id)),
         "detail": detail,
         "cancel_requested": facts.cancel_requested,
     }
+    if leases:
+        lease = state.lease_of(task_id)
+        view["lease"] = (
+            None
+            if lease is None
+            else {"worker": _json(lease.worker), "lease_until": _json(lease.until)}
+        )
+    return view
 
 
-def query_reply(request_id: JsonValue, state: State, task: JsonValue) -> JsonObject:
+def query_reply(
+    request_id: JsonValue, state: State, task: JsonValue, leases: bool = False
+) -> JsonObject:
     """The reply to `query`: the task's view, or UnknownTaskError for an id never submitted
     (any value that is not a string included: it cannot have been submitted) (QUERY-1)."""
-    view = task_view(state, TaskId(task)) if isinstance(task, str) else None
+    view = task_view(state, TaskId(task), leases) if isinstance(task, str) else None
     if view is None:
         error: JsonObject = {
             "type": "UnknownTaskError",
@@ -337,13 +392,13 @@ def query_reply(request_id: JsonValue, state: State, task: JsonValue) -> JsonObj
     return ok(request_id, {"task": task, **view})
 
 
-def snapshot(state: State) -> JsonObject:
+def snapshot(state: State, leases: bool = False) -> JsonObject:
     """The whole scheduler at one instant (QUERY-2); tasks in ascending submission sequence,
     which only makes the vectors easier to read (member order is never compared, WIRE-8)."""
     tasks = []
     for task_id in state.task_ids():
         facts = state.facts(task_id)
-        view = task_view(state, task_id)
+        view = task_view(state, task_id, leases)
         assert facts is not None and view is not None
         tasks.append((facts.seq, task_id, view))
     counts = state.counts()
