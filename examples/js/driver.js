@@ -1,12 +1,13 @@
 'use strict';
 /**
- * A small schedspec/1 driver: it runs an implementation as a child process, talks to it in
- * lock-step (WIRE-2), and compares replies the way spec/protocol.md, section 7, says. The vector
- * test and the differential check share it.
+ * A small schedspec driver: it runs an implementation as a child process, talks to it in
+ * lock-step (WIRE-2), and compares replies the way spec/protocol.md, section 7, and WIRE-14 say.
+ * The vector test, the mutant check and the differential check share it.
  */
 
 const { spawn } = require('node:child_process');
 const path = require('node:path');
+const { parseIJson } = require('./ijson.js');
 
 const SERVER = path.join(__dirname, 'server.js');
 
@@ -84,10 +85,51 @@ function has(object, name) {
 
 /**
  * Section 7: parsed values compared exactly, except `error.message` and the reply's own `x-`
- * members, which are ignored. Returns null when they match, else where and how they differ.
+ * members, which are ignored, and `error.supported`, which WIRE-14 compares by a rule of its
+ * own (see supportedDifference). `sent` is the request that was answered (an object, or its line
+ * as a string or Buffer), from which that rule takes the refused version. Returns null when they
+ * match, else where and how they differ.
  */
-function firstDifference(expected, actual) {
-  return differ(strip(expected), strip(actual), '$');
+function firstDifference(expected, actual, sent = undefined) {
+  const [left, right] = [strip(expected), strip(actual)];
+  const supported = supportedDifference(left, right, sent);
+  return supported !== undefined ? supported : differ(left, right, '$');
+}
+
+/**
+ * WIRE-14: `supported` is each implementation's own list, so it is compared only for what every
+ * conforming list shares: an array of distinct strings that does not hold the refused version.
+ * When the expected reply has one and the actual reply too, both are checked by that rule and
+ * then dropped (from the stripped copies); returns a difference, null for a match of the rest,
+ * or undefined when the rule does not apply (plain comparison then reports a missing member).
+ */
+function supportedDifference(expected, actual, sent) {
+  if (!isObject(expected) || !isObject(expected.error) || !has(expected.error, 'supported')) return undefined;
+  if (!isObject(actual) || !isObject(actual.error) || !has(actual.error, 'supported')) return undefined;
+  const list = actual.error.supported;
+  const where = '$.error.supported';
+  if (!Array.isArray(list) || !list.every((item) => typeof item === 'string')) {
+    return `${where}: not an array of strings: ${JSON.stringify(list)}`;
+  }
+  if (new Set(list).size !== list.length) return `${where}: not distinct: ${JSON.stringify(list)}`;
+  const refused = refusedVersion(sent);
+  if (refused !== undefined && list.includes(refused)) return `${where}: holds the refused version ${JSON.stringify(refused)}`;
+  delete expected.error.supported;
+  delete actual.error.supported;
+  return differ(expected, actual, '$');
+}
+
+/** The `protocol` a create named, if `sent` is a readable request naming one. */
+function refusedVersion(sent) {
+  let request = sent;
+  if (typeof sent === 'string' || Buffer.isBuffer(sent)) {
+    try {
+      request = parseIJson(Buffer.isBuffer(sent) ? sent.toString('utf8') : sent);
+    } catch {
+      return undefined;
+    }
+  }
+  return isObject(request) && typeof request.protocol === 'string' ? request.protocol : undefined;
 }
 
 function strip(reply) {

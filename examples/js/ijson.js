@@ -188,6 +188,14 @@ function isInteger(value) {
   return typeof value === 'number' && Number.isInteger(value);
 }
 
+/**
+ * schedspec/2, section 13, choice 1: a deadline or a clock reading is any JSON number (finite by
+ * WIRE-5; `40` and `40.0` are the same); never a boolean, a string or anything else.
+ */
+function isNumber(value) {
+  return typeof value === 'number' && Number.isFinite(value);
+}
+
 function isNonEmptyString(value) {
   return typeof value === 'string' && value.length > 0;
 }
@@ -214,4 +222,4 @@ function codePointRank(unit) {
   return unit;
 }
 
-module.exports = { parseIJson, NotIJson, NESTING_MAX, isInteger, isNonEmptyString, compareCodePoints };
+module.exports = { parseIJson, NotIJson, NESTING_MAX, isInteger, isNumber, isNonEmptyString, compareCodePoints };

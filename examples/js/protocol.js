@@ -1,12 +1,13 @@
 'use strict';
 /**
- * One session of the schedspec/1 protocol (spec/protocol.md): a request line in, a reply object
- * out. No I/O happens here, so the tests drive a session directly and the server only moves
- * lines.
+ * One session of the schedspec/1 or schedspec/2 protocol (spec/protocol.md): a request line in,
+ * a reply object out. No I/O happens here, so the tests drive a session directly and the server
+ * only moves lines.
  *
- * A line goes through the nine checks of WIRE-13 in the table's order; the first that fails
- * answers with a ProtocolError and the session goes on unchanged. A well-formed request is
- * handed to the scheduler, whose answer is either reply data (`ok: true`) or a Rejection
+ * A line goes through the checks of WIRE-13 in the table's order; the first that fails answers
+ * with a ProtocolError and the session goes on unchanged. Which operations and members a request
+ * may have (orders 5 to 7) is the table of one version, chosen by WIRE-19. A well-formed request
+ * is handed to the scheduler, whose answer is either reply data (`ok: true`) or a Rejection
  * (`ok: false` with the contract's error type and data).
  */
 
@@ -14,7 +15,9 @@ const { parseIJson, NotIJson, isInteger, compareCodePoints } = require('./ijson.
 const { Scheduler, Rejection } = require('./scheduler.js');
 
 const PROTOCOL = 'schedspec/1';
-const SUPPORTED = Object.freeze([PROTOCOL]);
+const PROTOCOL_2 = 'schedspec/2';
+/** WIRE-14: the versions this implementation speaks, oldest first; the last is the newest. */
+const SUPPORTED = Object.freeze([PROTOCOL, PROTOCOL_2]);
 
 /** The reference's limit (spec/protocol.md, WIRE-13 order 1), in bytes without the newline. */
 const LINE_BYTES_MAX = 1024 * 1024;
@@ -23,7 +26,7 @@ const LINE_BYTES_MAX = 1024 * 1024;
  * Section 5: each operation's members besides `id` and `op`. `required` is in the order of the
  * section, which decides which missing member is named first (WIRE-13 order 7).
  */
-const OPERATIONS = new Map([
+const OPERATIONS_1 = new Map([
   ['create', { required: ['protocol', 'max_concurrency'], optional: [] }],
   ['submit', { required: ['task', 'deps'], optional: [] }],
   ['start', { required: [], optional: [] }],
@@ -36,6 +39,19 @@ const OPERATIONS = new Map([
   ['query', { required: ['task'], optional: [] }],
   ['query_all', { required: [], optional: [] }],
 ]);
+
+/** Section 13: schedspec/2 is schedspec/1 with these operations added or extended. */
+const OPERATIONS_2 = new Map([
+  ...OPERATIONS_1,
+  ['create', { required: ['protocol', 'max_concurrency'], optional: ['expiry'] }],
+  ['submit', { required: ['task', 'deps'], optional: ['if_generation'] }],
+  ['ready', { required: [], optional: ['max_tasks', 'worker', 'lease_until'] }],
+  ['heartbeat', { required: ['task', 'generation', 'lease_until'], optional: [] }],
+  ['expire', { required: ['now'], optional: [] }],
+]);
+
+/** Each version's table of operations (WIRE-19). */
+const OPERATIONS = new Map([[PROTOCOL, OPERATIONS_1], [PROTOCOL_2, OPERATIONS_2]]);
 
 /** A refusal of the protocol itself (section 3), carried until it becomes a reply. */
 class Malformed {
@@ -68,6 +84,18 @@ class Session {
     this.lineBytesMax = lineBytesMax;
     /** Null until a create succeeds (WIRE-13 order 9); replaced by every later one (WIRE-4). */
     this.scheduler = null;
+    /** The version of the last successful create, which the session speaks (WIRE-19). */
+    this.protocol = null;
+  }
+
+  /**
+   * WIRE-19: the version whose table a request is checked against. A create is checked against
+   * the version it names if spoken here, else schedspec/1; anything else against the session's
+   * version, or before the first successful create the newest one spoken.
+   */
+  tableFor(request) {
+    if (request.op === 'create') return OPERATIONS.get(SUPPORTED.includes(request.protocol) ? request.protocol : PROTOCOL);
+    return OPERATIONS.get(this.protocol ?? SUPPORTED[SUPPORTED.length - 1]);
   }
 
   /** Answers one line, given as the bytes between two newlines. Never throws. */
@@ -96,7 +124,7 @@ class Session {
   checkRequest(request) {
     if (!has(request, 'op')) return new Malformed('missing_field', 'op', 'no op');
     if (typeof request.op !== 'string') return new Malformed('wrong_type', 'op', 'op is a string');
-    const operation = OPERATIONS.get(request.op);
+    const operation = this.tableFor(request).get(request.op);
     if (operation === undefined) return new Malformed('unknown_op', 'op', `unknown op ${JSON.stringify(request.op)}`);
     const known = new Set(['id', 'op', ...operation.required, ...operation.optional]);
     const unknown = Object.keys(request).filter((name) => !known.has(name)).sort(compareCodePoints);
@@ -112,23 +140,31 @@ class Session {
 
   /** Carries out a well-formed request: the reply without its id. */
   perform(request) {
-    if (request.op === 'create') return this.create(request.max_concurrency);
+    if (request.op === 'create') return this.create(request.protocol, request.max_concurrency, member(request, 'expiry'));
     return answer(this.dispatch(this.scheduler, request));
   }
 
-  /** WIRE-4, PHASE-2: a refused create keeps whatever scheduler the session had. */
-  create(maxConcurrency) {
-    const created = Scheduler.create(maxConcurrency);
+  /**
+   * WIRE-4, PHASE-2, WIRE-20: a refused create keeps whatever scheduler (and version) the
+   * session had. In schedspec/1 `expiry` cannot be sent, so it is null: the default policy.
+   */
+  create(protocol, maxConcurrency, expiry) {
+    const created = Scheduler.create(maxConcurrency, expiry, { leaseView: protocol !== PROTOCOL });
     if (created instanceof Rejection) return answer(created);
     this.scheduler = created;
-    return { ok: true, protocol: PROTOCOL };
+    this.protocol = protocol;
+    return { ok: true, protocol };
   }
 
+  /**
+   * Optional members absent from the table of a version (schedspec/1's submit has no
+   * `if_generation`) never reach here, so `member` gives null: the schedspec/1 meaning.
+   */
   dispatch(scheduler, request) {
     switch (request.op) {
-      case 'submit': return scheduler.submit(request.task, request.deps);
+      case 'submit': return scheduler.submit(request.task, request.deps, member(request, 'if_generation'));
       case 'start': return scheduler.start();
-      case 'ready': return scheduler.ready(member(request, 'max_tasks'));
+      case 'ready': return scheduler.ready(member(request, 'max_tasks'), member(request, 'worker'), member(request, 'lease_until'));
       case 'complete': return scheduler.complete(request.task, request.generation, member(request, 'result'));
       case 'fail': return scheduler.fail(request.task, request.generation, request.error);
       case 'cancel': return scheduler.cancel(request.task, member(request, 'generation'));
@@ -136,6 +172,8 @@ class Session {
       case 'close': return scheduler.close();
       case 'query': return scheduler.query(request.task);
       case 'query_all': return { snapshot: scheduler.snapshot() };
+      case 'heartbeat': return scheduler.heartbeat(request.task, request.generation, request.lease_until);
+      case 'expire': return scheduler.expire(request.now);
       default: throw new Error(`op ${request.op} passed the checks but has no handler`);
     }
   }
@@ -183,4 +221,4 @@ function answer(result) {
   return { ok: true, ...result };
 }
 
-module.exports = { Session, PROTOCOL, LINE_BYTES_MAX, OPERATIONS };
+module.exports = { Session, PROTOCOL, PROTOCOL_2, SUPPORTED, LINE_BYTES_MAX, OPERATIONS };

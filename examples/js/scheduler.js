@@ -23,14 +23,28 @@
  * Graph validation (START-2, START-3, SUB-9) is the only walk over the whole graph, and it runs
  * only in start(); a re-submission after start walks just what its new dependencies reach.
  *
+ * Leases (LEASE-1..LEASE-6) are two more fields of a version, `worker` and `leaseUntil`, set by
+ * the claim and moved by heartbeats. There is no clock: time arrives only as the `now` of
+ * expire(), which ends the due leases one at a time in sequence order. A requeue (LEASE-3) is
+ * the submission path itself (applySubmit) with the same dependencies, which is exactly what
+ * the clause asks: superseded like SUB-6, state decided like SUB-5, blocking like BLOCK-1.
+ *
  * There are no timers, no randomness, no I/O and no user code: results and errors are opaque
  * JSON values the caller hands in.
  */
 
-const { isInteger, isNonEmptyString, compareCodePoints } = require('./ijson.js');
+const { isInteger, isNumber, isNonEmptyString, compareCodePoints } = require('./ijson.js');
 
 /** STATE-1: the seven states, in the order the snapshot's counts list them. */
 const STATES = Object.freeze(['pending', 'ready', 'running', 'succeeded', 'failed', 'cancelled', 'blocked']);
+
+/** LEASE-4: what expiry does to a version whose cancellation was not requested. */
+const EXPIRY_POLICIES = new Set(['requeue', 'fail']);
+
+/** LEASE-1: a deadline is null (never) or a number on the caller's clock. */
+function isDeadline(value) {
+  return value === null || isNumber(value);
+}
 
 /** BLOCK-1: a version in one of these states blocks its pending descendants. */
 const UNSUCCESSFUL = new Set(['failed', 'cancelled', 'blocked']);
@@ -111,18 +125,27 @@ class SequenceHeap {
 class Scheduler {
   /**
    * PHASE-2: `max_concurrency` is an integer >= 0 (never a boolean), fixed here for good.
+   * LEASE-4, WIRE-20: then the expiry policy, `requeue` (also for null) or `fail`.
+   * `leaseView` adds the `lease` member to task views (WIRE-21: schedspec/2 sessions only).
    * Returns a Scheduler or a Rejection.
    */
-  static create(maxConcurrency) {
+  static create(maxConcurrency, expiry = null, { leaseView = false } = {}) {
     if (!isInteger(maxConcurrency) || maxConcurrency < 0) {
       return invalidArgument('max_concurrency', maxConcurrency, null, 'max_concurrency must be an integer >= 0');
     }
-    return new Scheduler(maxConcurrency);
+    if (expiry !== null && !EXPIRY_POLICIES.has(expiry)) {
+      return invalidArgument('expiry', expiry, null, 'expiry is "requeue" or "fail"');
+    }
+    return new Scheduler(maxConcurrency, expiry ?? 'requeue', leaseView);
   }
 
-  constructor(maxConcurrency) {
+  constructor(maxConcurrency, expiry = 'requeue', leaseView = false) {
     /** PHASE-2: never raised, for any reason. */
     this.maxConcurrency = maxConcurrency;
+    /** LEASE-4: fixed at construction. */
+    this.expiry = expiry;
+    /** WIRE-21: whether task views show the lease. */
+    this.leaseView = leaseView;
     /** PHASE-1: open, started, closing or closed. */
     this.phase = 'open';
     /** VER-3: the last submission sequence number handed out. */
@@ -139,15 +162,18 @@ class Scheduler {
 
   // ---------------------------------------------------------------- submit (SUB-*)
 
-  /** SUB-1..SUB-11. Returns the submit reply data or a Rejection. */
-  submit(task, deps) {
-    const rejection = this.checkSubmit(task, deps);
+  /**
+   * SUB-1..SUB-12. `ifGeneration` null (or absent) is an unconditional submission. Returns the
+   * submit reply data or a Rejection.
+   */
+  submit(task, deps, ifGeneration = null) {
+    const rejection = this.checkSubmit(task, deps, ifGeneration);
     if (rejection !== null) return rejection;
     return this.applySubmit(task, deps.slice());
   }
 
   /** SUB-11: the checks in the contract's order; the first failing one decides. */
-  checkSubmit(task, deps) {
+  checkSubmit(task, deps, ifGeneration) {
     if (!isNonEmptyString(task)) return invalidArgument('task', task, null, 'a task id is a non-empty string');
     if (this.phase === 'closing' || this.phase === 'closed') {
       return new Rejection('SchedulerClosedError', { task }, `the scheduler is ${this.phase}`);
@@ -155,6 +181,8 @@ class Scheduler {
     const depsRejection = checkDeps(task, deps);
     if (depsRejection !== null) return depsRejection;
     const current = this.tasks.get(task);
+    const conditionRejection = checkCondition(task, ifGeneration, current);
+    if (conditionRejection !== null) return conditionRejection;
     if (this.phase === 'started' && current === undefined) {
       return new Rejection('GraphClosedError', { task }, `${JSON.stringify(task)} is new after start`);
     }
@@ -200,6 +228,9 @@ class Scheduler {
       detail: null,
       claimed: false,
       cancelRequested: false,
+      // LEASE-1: the lease of the claim; meaningful only while running.
+      worker: null,
+      leaseUntil: null,
     };
     this.tasks.set(task, version);
     this.decideAtSubmission(version);
@@ -334,27 +365,37 @@ class Scheduler {
 
   // ---------------------------------------------------------------- ready (CLAIM-*)
 
-  /** CLAIM-1..CLAIM-6. Returns {claimed} or a Rejection. */
-  ready(maxTasks) {
+  /**
+   * CLAIM-1..CLAIM-7, LEASE-1. Every claimed version holds the lease (worker, leaseUntil).
+   * Returns {claimed} or a Rejection.
+   */
+  ready(maxTasks, worker = null, leaseUntil = null) {
     const limited = maxTasks !== null && maxTasks !== undefined;
     // CLAIM-2, checked before the phase (spec/protocol.md, section 9, choice 5).
     if (limited && (!isInteger(maxTasks) || maxTasks < 0)) {
       return invalidArgument('max_tasks', maxTasks, null, 'max_tasks is null or an integer >= 0');
     }
+    // CLAIM-7, LEASE-1: the holder, then the deadline, both before the phase.
+    if (worker !== null && !isNonEmptyString(worker)) {
+      return invalidArgument('worker', worker, null, 'worker is null or a non-empty string');
+    }
+    if (!isDeadline(leaseUntil)) return invalidArgument('lease_until', leaseUntil, null, 'lease_until is null or a number');
     if (this.phase === 'open') return new Rejection('NotStartedError', {}, 'ready() before start()');
     if (this.phase !== 'started') return { claimed: [] };
     const free = this.maxConcurrency - this.running.size;
-    return { claimed: this.claim(limited ? Math.min(maxTasks, free) : free).map(reference) };
+    return { claimed: this.claim(limited ? Math.min(maxTasks, free) : free, worker, leaseUntil).map(reference) };
   }
 
   /** CLAIM-3, CLAIM-4: the `count` ready versions with the smallest sequence numbers. */
-  claim(count) {
+  claim(count, worker = null, leaseUntil = null) {
     const claimed = [];
     while (claimed.length < count && this.readyQueue.size > 0) {
       const version = this.readyQueue.pop();
       if (this.tasks.get(version.task) !== version || version.state !== 'ready') continue;
       version.state = 'running';
       version.claimed = true;
+      version.worker = worker;
+      version.leaseUntil = leaseUntil;
       this.running.add(version);
       claimed.push(version);
     }
@@ -400,6 +441,57 @@ class Scheduler {
     this.endRunning(version, 'cancelled', 'cancelled');
     this.blockPendingDescendants(task, rootCause(version));
     return outcome('accepted', version);
+  }
+
+  // ---------------------------------------------------------------- leases (LEASE-*)
+
+  /**
+   * LEASE-2: the deadline is checked first, then the heartbeat is decided as a callback
+   * (DONE-4..DONE-7); only `accepted` changes anything, and it keeps the worker.
+   */
+  heartbeat(task, generation, leaseUntil) {
+    if (!isDeadline(leaseUntil)) return invalidArgument('lease_until', leaseUntil, null, 'lease_until is null or a number');
+    const named = this.nameVersion(task, generation);
+    if (!(named instanceof Named)) return named;
+    const version = named.version;
+    if (!version.claimed) return notClaimed(version);
+    if (version.state !== 'running') return outcome('already_terminal', version);
+    version.leaseUntil = leaseUntil;
+    return outcome('accepted', version);
+  }
+
+  /**
+   * LEASE-3, EFFECT-5: ends every lease whose deadline is <= now, one at a time in ascending
+   * sequence, in every phase, and answers with the versions it ended. Expiry never makes a
+   * version running, so the due versions can be chosen before the first is ended.
+   */
+  expire(now) {
+    if (!isNumber(now)) return invalidArgument('now', now, null, 'now is a number');
+    const due = [...this.running].filter((v) => v.leaseUntil !== null && v.leaseUntil <= now).sort(bySequence);
+    for (const version of due) this.expireOne(version);
+    return { expired: due.map(reference) };
+  }
+
+  /** LEASE-3 items 1 to 3, in that order; endRunning closes a drained closing scheduler. */
+  expireOne(version) {
+    if (version.cancelRequested) {
+      // 1. as confirm_cancel would have.
+      this.endRunning(version, 'cancelled', 'cancelled');
+      this.blockPendingDescendants(version.task, rootCause(version));
+    } else if (this.expiry === 'fail') {
+      // 2. at most once.
+      this.endRunning(version, 'failed', 'lease_expired');
+      this.blockPendingDescendants(version.task, rootCause(version));
+    } else if (this.phase === 'closing') {
+      // 3. requeue while closing: cancelled as every queued version was at close (CLOSE-2).
+      this.endRunning(version, 'cancelled', 'shutdown');
+    } else {
+      // 3. requeue while started: the version stops at running and is superseded by a new
+      // generation with the same dependencies, decided like a submission. It was not
+      // succeeded, so no dependent's remaining count changes (supersede touches none).
+      this.running.delete(version);
+      this.applySubmit(version.task, version.deps.slice());
+    }
   }
 
   /**
@@ -511,7 +603,7 @@ class Scheduler {
   query(task) {
     const version = isNonEmptyString(task) ? this.tasks.get(task) : undefined;
     if (version === undefined) return new Rejection('UnknownTaskError', { task }, `${JSON.stringify(task)} was never submitted`);
-    return { task, ...view(version) };
+    return { task, ...view(version, this.leaseView) };
   }
 
   /** QUERY-2: a snapshot, built fresh, so later steps cannot change it. */
@@ -520,7 +612,7 @@ class Scheduler {
     const tasks = Object.create(null);
     for (const version of this.tasks.values()) {
       counts[version.state] += 1;
-      tasks[version.task] = view(version);
+      tasks[version.task] = view(version, this.leaseView);
     }
     return {
       phase: this.phase,
@@ -537,6 +629,21 @@ class Named {
   constructor(version) {
     this.version = version;
   }
+}
+
+/**
+ * SUB-12: `ifGeneration` is null (unconditional) or an integer >= 0, and then it must be the
+ * task's current generation, 0 standing for a task with no version.
+ */
+function checkCondition(task, ifGeneration, current) {
+  if (ifGeneration === null) return null;
+  if (!isInteger(ifGeneration) || ifGeneration < 0) {
+    return invalidArgument('if_generation', ifGeneration, task, 'if_generation is null or an integer >= 0');
+  }
+  const generation = current === undefined ? 0 : current.generation;
+  if (ifGeneration === generation) return null;
+  const message = `${JSON.stringify(task)} is at generation ${generation}, not ${ifGeneration}`;
+  return new Rejection('GenerationMismatchError', { task, generation: ifGeneration, current: generation }, message);
 }
 
 /** SUB-1, SUB-2: `deps` is an array of non-empty strings, each named once, checked in order. */
@@ -564,15 +671,23 @@ function notClaimed(version) {
   return new Rejection('NotClaimedError', { task, generation, state }, message);
 }
 
-/** The task view of spec/protocol.md, section 5. */
-function view(version) {
-  return {
+/** The task view of spec/protocol.md, section 5, and with `withLease` of WIRE-21. */
+function view(version, withLease) {
+  const shown = {
     generation: version.generation,
     state: version.state,
     cause: version.state === 'blocked' ? { ...version.cause } : null,
     detail: version.detail,
     cancel_requested: version.cancelRequested,
   };
+  if (withLease) shown.lease = leaseOf(version);
+  return shown;
+}
+
+/** LEASE-1, WIRE-21: the lease while running and held (a worker or a deadline), else null. */
+function leaseOf(version) {
+  if (version.state !== 'running' || (version.worker === null && version.leaseUntil === null)) return null;
+  return { worker: version.worker, lease_until: version.leaseUntil };
 }
 
 /**
@@ -699,6 +814,8 @@ function checkVersion(scheduler, version) {
   const causeState = version.cause === null ? null : version.cause.state;
   expect(state !== 'blocked' || ['failed', 'cancelled'].includes(causeState), `${name}: a failed or cancelled root (BLOCK-2)`);
   expect(state !== 'cancelled' || ['cancelled', 'shutdown'].includes(version.detail), `${name}: a cancellation reason`);
+  expect(isDeadline(version.leaseUntil) && (version.worker === null || isNonEmptyString(version.worker)), `${name}: a lease of a worker and a deadline (LEASE-1)`);
+  expect(version.claimed || (version.worker === null && version.leaseUntil === null), `${name}: a lease only after a claim (LEASE-1)`);
   expect(state !== 'ready' || scheduler.readyQueue.items.includes(version), `${name}: ready and queued (CLAIM-3)`);
   if (state === 'pending') checkPending(scheduler, version, name);
 }
@@ -730,6 +847,8 @@ function checkReverseEdges(scheduler) {
 function checkPhase(scheduler) {
   const { phase } = scheduler;
   const running = scheduler.running.size;
+  // LEASE-5: a version superseded by expiry no longer holds a slot.
+  for (const version of scheduler.running) expect(scheduler.tasks.get(version.task) === version, 'only current versions run (LEASE-3)');
   expect(running <= scheduler.maxConcurrency, `${running} running within the limit (CLAIM-5)`);
   expect(phase !== 'closed' || running === 0, 'closed only when nothing runs (PHASE-1)');
   expect(phase !== 'closing' || running > 0, 'closing only while something runs (PHASE-1)');

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 'use strict';
 /**
- * The schedspec/1 server: `node examples/js/server.js [--line-max BYTES]`.
+ * The schedspec server (schedspec/1 and schedspec/2): `node examples/js/server.js [--line-max BYTES]`.
  *
  * It reads requests from standard input, one per line, and writes one reply line for each
  * (WIRE-1, WIRE-2). Lines are split on the byte 0x0A only, never on a lone carriage return as

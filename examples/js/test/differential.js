@@ -4,6 +4,7 @@
  * reference server, and every reply must match (spec/protocol.md, section 7, comparison rules).
  *
  *   node examples/js/test/differential.js [--seed N] [--sessions N] [--steps N] [--trace]
+ *                                         [--protocol schedspec/1|schedspec/2]
  *                                         [--impl "CMD ..."] [--reference "CMD ..."]
  *
  * `--impl` replaces this implementation by any other command (split on spaces), so the check
@@ -13,7 +14,10 @@
  * (unsubmitted ids, self-loops and cycles included), start, claims, callbacks for claimed
  * versions and for stale, future, duplicate and never-claimed ones, cancels, re-submissions,
  * close, queries, arguments of every wrong type, numbers spelled as 1.0 or 1e0, and malformed
- * lines. After every request a `query_all` compares the two states as well, so a divergence is
+ * lines. With `--protocol schedspec/2` (section 13) sessions also claim with holders and
+ * deadlines, send heartbeats (current, stale and late), advance a clock by `expire`, submit
+ * conditionally, and create with either expiry policy; schedspec/1 sessions are generated
+ * exactly as before (the same seed gives the same requests). After every request a `query_all` compares the two states as well, so a divergence is
  * caught at the step that causes it. On a mismatch the session is shrunk to a shortest failing
  * sequence (one request removed at a time while the mismatch stays) and printed; the exit status
  * is 1.
@@ -26,6 +30,9 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { Implementation, JS_COMMAND, firstDifference } = require('../driver.js');
 const { parseIJson } = require('../ijson.js');
+
+const V1 = 'schedspec/1';
+const V2 = 'schedspec/2';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const REFERENCE_PYTHON = path.join(ROOT, '.venv/bin/python');
@@ -98,7 +105,13 @@ function shuffled(items, rng) {
 
 /** What the generator remembers of a session, from the reference's replies. */
 class SessionModel {
-  constructor(rank = []) {
+  constructor(rank = [], protocol = V1) {
+    /** The version the session speaks (WIRE-19); schedspec/2 adds the requests of section 13. */
+    this.protocol = protocol;
+    /** LEASE-4: the policy of the last create, which decides what expiry does. */
+    this.expiry = 'requeue';
+    /** The caller's clock: deadlines are set ahead of it, and expire moves it on (LEASE-3). */
+    this.now = 0;
     /** Every plain and odd id in a random order; depending only on lower ones keeps a graph acyclic. */
     this.rank = rank;
     this.generations = new Map();
@@ -114,7 +127,13 @@ class SessionModel {
     if (request.op === 'start' && reply.ok === false) this.learnRefusedStart(reply.error);
     if (reply.ok !== true) return;
     // WIRE-4: a successful create starts a new scheduler, so what was learnt is void.
-    if (request.op === 'create') Object.assign(this, new SessionModel(this.rank));
+    if (request.op === 'create') {
+      Object.assign(this, new SessionModel(this.rank, request.protocol));
+      this.expiry = request.expiry ?? 'requeue';
+    }
+    if (request.op === 'expire') this.learnExpire(reply.expired);
+    // A heartbeat accepted leaves its version running.
+    if (request.op === 'heartbeat') return;
     if (request.op === 'submit') this.learnSubmit(request, reply);
     if (request.op === 'start') this.phase = 'started';
     if (request.op === 'close') this.phase = 'closing';
@@ -122,6 +141,18 @@ class SessionModel {
     if (request.op === 'ready') this.running.push(...reply.claimed);
     if (reply.outcome === 'accepted' && reply.state !== 'cancelled') this.stopped(reply);
     if (reply.outcome === 'accepted' && request.op === 'confirm_cancel') this.stopped(reply);
+  }
+
+  /**
+   * LEASE-3: expired versions stop running; under requeue while started they are superseded
+   * (one whose cancellation was requested is cancelled instead, which the model does not track:
+   * its guess of the generation is then one too high, which only makes a callback stale).
+   */
+  learnExpire(expired) {
+    for (const version of expired) {
+      this.stopped(version);
+      if (this.expiry === 'requeue' && this.phase === 'started') this.generations.set(version.task, version.generation + 1);
+    }
   }
 
   /** START-2 named what stops the graph; the generator then often repairs it (see request). */
@@ -198,8 +229,16 @@ const OPERATION_WEIGHTS = {
   closing: { submit: 3, start: 1, ready: 3, complete: 20, fail: 6, cancel: 6, confirm_cancel: 6, close: 2, query: 3, malformed: 1, create: 1 },
 };
 
+/** Section 13: schedspec/2 sessions add these, on top of the weights above. */
+const LEASE_WEIGHTS = {
+  open: { heartbeat: 1, expire: 1 },
+  started: { heartbeat: 6, expire: 12 },
+  closing: { heartbeat: 4, expire: 8 },
+};
+
 function request(rng, model) {
   const weights = { ...OPERATION_WEIGHTS[model.phase] };
+  if (model.protocol === V2) Object.assign(weights, LEASE_WEIGHTS[model.phase]);
   // With nothing running, a callback can only be a race or a mistake; keep some, not most.
   if (model.running.length === 0) for (const op of ['complete', 'fail', 'confirm_cancel']) weights[op] /= 5;
   // Starting an empty graph is legal, but a session that does it early has nothing to run.
@@ -214,18 +253,80 @@ function request(rng, model) {
   switch (op) {
     case 'submit': {
       const task = model.taskToSubmit(rng);
-      return { op, task, deps: deps(rng, model, task) };
+      const submit = { op, task, deps: deps(rng, model, task) };
+      return model.protocol === V2 ? conditional(rng, model, submit) : submit;
     }
     case 'start': case 'close': return { op };
-    case 'ready': return readyRequest(rng);
+    case 'ready': return model.protocol === V2 ? leased(rng, model, readyRequest(rng)) : readyRequest(rng);
+    case 'heartbeat': return { op, ...model.version(rng), lease_until: deadline(rng, model) };
+    case 'expire': return { op, now: clock(rng, model) };
     case 'complete': return { op, ...model.version(rng), ...(rng.chance(0.5) ? { result: anyJson(rng) } : {}) };
     case 'fail': return { op, ...model.version(rng), error: anyJson(rng) };
     case 'confirm_cancel': return { op, ...model.version(rng) };
     case 'cancel': return cancelRequest(rng, model);
     case 'query': return { op, task: model.knownTask(rng) };
-    case 'create': return createRequest(rng);
-    default: return malformed(rng);
+    case 'create': return model.protocol === V2 ? createRequest2(rng) : createRequest(rng);
+    default: return model.protocol === V2 && rng.chance(0.3) ? malformed2(rng) : malformed(rng);
   }
+}
+
+/** SUB-12: a quarter of schedspec/2 submissions are conditional, mostly on the current generation. */
+function conditional(rng, model, submit) {
+  if (!rng.chance(0.25)) return submit;
+  const current = model.generations.get(submit.task) ?? 0;
+  const roll = rng.below(10);
+  if (roll < 6) return { ...submit, if_generation: current };
+  if (roll < 8) return { ...submit, if_generation: Math.max(0, current + rng.pick([-1, 1])) };
+  if (roll < 9) return { ...submit, if_generation: null };
+  return { ...submit, if_generation: rng.pick([-1, 1.5, '1', true, []]) };
+}
+
+/** CLAIM-7, LEASE-1: a holder and a deadline, each sometimes absent, null or invalid. */
+function leased(rng, model, ready) {
+  const claim = { ...ready };
+  if (rng.chance(0.7)) claim.worker = rng.chance(0.95) ? rng.pick([null, 'w1', 'w2', '\u00e9']) : rng.pick(['', 1, true, ['w']]);
+  if (rng.chance(0.7)) claim.lease_until = deadline(rng, model);
+  return claim;
+}
+
+/** LEASE-1, LEASE-2: a deadline a little ahead of the clock (sometimes behind it), null, or invalid. */
+function deadline(rng, model) {
+  const roll = rng.below(20);
+  if (roll < 3) return null;
+  if (roll < 4) return rng.pick(['5', true, [], {}]);
+  if (roll < 6) return model.now - rng.below(3);
+  return model.now + 1 + rng.below(5) + (rng.chance(0.2) ? 0.5 : 0);
+}
+
+/** LEASE-3: the clock mostly moves on (or stays, to retry), sometimes backwards; rarely invalid. */
+function clock(rng, model) {
+  if (rng.chance(0.04)) return rng.pick([null, '3', true, [1]]);
+  if (rng.chance(0.1)) return model.now - rng.below(5);
+  model.now += rng.below(7);
+  return model.now;
+}
+
+/** WIRE-20: schedspec/2 creates, with either policy, sometimes back to schedspec/1. */
+function createRequest2(rng) {
+  const create = createRequest(rng);
+  if (create.protocol === 'schedspec/1' && rng.chance(0.85)) create.protocol = V2;
+  if (create.protocol === V2 && rng.chance(0.6)) create.expiry = rng.chance(0.9) ? rng.pick(['requeue', 'fail', null]) : rng.pick(['Fail', 1, true]);
+  return create;
+}
+
+/** WIRE-13, WIRE-19: malformed requests of section 13's operations. */
+function malformed2(rng) {
+  const cases = [
+    () => ({ op: 'heartbeat', task: 'a', generation: 1 }),
+    () => ({ op: 'heartbeat', lease_until: 1 }),
+    () => ({ op: 'expire' }),
+    () => ({ op: 'expire', now: 1, worker: 'w' }),
+    () => ({ op: 'ready', lease: 1 }),
+    () => ({ op: 'submit', task: 'a', deps: [], if_generaton: 0 }),
+    () => ({ op: 'create', protocol: 'schedspec/1', max_concurrency: 1, expiry: 'fail' }),
+    () => ({ op: 'create', protocol: 'schedspec/0', max_concurrency: 1, expiry: 'fail' }),
+  ];
+  return rng.pick(cases)();
 }
 
 function readyRequest(rng) {
@@ -245,7 +346,8 @@ function cancelRequest(rng, model) {
 function createRequest(rng) {
   const roll = rng.below(12);
   const limit = roll < 9 ? rng.below(4) : rng.pick([-1, 1.5, true, null, '2', [2]]);
-  return { op: 'create', protocol: rng.chance(0.95) ? 'schedspec/1' : rng.pick(['schedspec/2', 1, null]), max_concurrency: limit };
+  // schedspec/0 is a version no document names (WIRE-14).
+  return { op: 'create', protocol: rng.chance(0.95) ? 'schedspec/1' : rng.pick(['schedspec/0', 1, null]), max_concurrency: limit };
 }
 
 /** WIRE-13: every kind of malformed request, as an object or as raw text. */
@@ -310,7 +412,7 @@ async function compareLines(ours, reference, lines, onReply = () => {}) {
   for (const [index, bytes] of lines.entries()) {
     for (const line of [bytes, Buffer.from(`{"id":"q${index}","op":"query_all"}`)]) {
       const [mine, theirs] = await Promise.all([ours.exchange(line), reference.exchange(line)]);
-      const difference = firstDifference(parseIJson(theirs), parseIJson(mine));
+      const difference = firstDifference(parseIJson(theirs), parseIJson(mine), line);
       if (difference !== null) return { index, line: line.toString('utf8'), difference, mine, theirs };
       if (line === bytes) onReply(parseIJson(theirs), line);
     }
@@ -318,10 +420,19 @@ async function compareLines(ours, reference, lines, onReply = () => {}) {
   return null;
 }
 
+/** The session's first create: schedspec/1 as always, or schedspec/2 with a policy. */
+function firstCreate(rng, protocol, limit) {
+  if (protocol === V1) return `{"id":0,"op":"create","protocol":"schedspec/1","max_concurrency":${limit}}`;
+  const expiry = rng.pick(['', ',"expiry":"requeue"', ',"expiry":"fail"', ',"expiry":"fail"']);
+  return `{"id":0,"op":"create","protocol":"schedspec/2","max_concurrency":${limit}${expiry}}`;
+}
+
 /** One random session; returns {steps, mismatch, lines}. */
-async function runSession(ours, reference, rng, stepsMax, count, trace) {
-  const model = new SessionModel(shuffled([...PLAIN_IDS, ...ODD_IDS], rng));
-  const lines = [Buffer.from(`{"id":0,"op":"create","protocol":"schedspec/1","max_concurrency":${rng.chance(0.05) ? 0 : 1 + rng.below(4)}}`)];
+async function runSession(ours, reference, rng, stepsMax, count, trace, protocol = V1) {
+  const model = new SessionModel(shuffled([...PLAIN_IDS, ...ODD_IDS], rng), protocol);
+  const create = firstCreate(rng, protocol, rng.chance(0.05) ? 0 : 1 + rng.below(4));
+  model.expiry = create.includes('"fail"') ? 'fail' : 'requeue';
+  const lines = [Buffer.from(create)];
   let mismatch = await compareLines(ours, reference, lines);
   const length = 10 + rng.below(stepsMax);
   for (let step = 1; mismatch === null && step <= length; step += 1) {
@@ -371,13 +482,14 @@ function replyKind(reply) {
   if (reply.outcome !== undefined) return `outcome:${reply.outcome}`;
   if (reply.claimed !== undefined) return `claimed:${Math.min(reply.claimed.length, 2)}`;
   if (reply.replaced !== undefined) return `submit:${reply.state}${reply.replaced === null ? '' : ':replaced'}`;
+  if (reply.expired !== undefined) return `expired:${Math.min(reply.expired.length, 2)}`;
   if (reply.snapshot === undefined && reply.protocol === undefined && reply.task === undefined && reply.closed === undefined) return 'start:ok';
   if (reply.closed !== undefined) return `close:${reply.cancelled.length > 0 ? 'cancelled' : 'none'}:${reply.closed ? 'closed' : 'closing'}`;
   return 'ok:other';
 }
 
 /** Runs `sessions` random sessions from `seed`; resolves with {steps, failure, tally}. */
-async function differential({ seed, sessions, stepsMax, referenceCommand, oursCommand = JS_COMMAND, log = () => {}, trace = () => {} }) {
+async function differential({ seed, sessions, stepsMax, referenceCommand, oursCommand = JS_COMMAND, protocol = V1, log = () => {}, trace = () => {} }) {
   const ours = new Implementation(oursCommand);
   const reference = new Implementation(referenceCommand, { cwd: ROOT });
   let steps = 0;
@@ -388,7 +500,7 @@ async function differential({ seed, sessions, stepsMax, referenceCommand, oursCo
       const rng = randomSource(seed + session);
       let result;
       try {
-        result = await runSession(ours, reference, rng, stepsMax, count, trace);
+        result = await runSession(ours, reference, rng, stepsMax, count, trace, protocol);
       } catch (error) {
         // A process died or wrote something that is not a reply: nothing left to shrink with.
         return { steps, failure: `seed ${seed + session}: ${error.message}`, tally };
@@ -418,6 +530,7 @@ function parseArgs(argv) {
     } else if (name === '--seed') options.seed = Number(value);
     else if (name === '--sessions') options.sessions = Number(value);
     else if (name === '--steps') options.stepsMax = Number(value);
+    else if (name === '--protocol' && [V1, V2].includes(value)) options.protocol = value;
     else if (name === '--reference') options.referenceCommand = value.split(' ');
     else if (name === '--impl') options.oursCommand = value.split(' ');
     else throw new Error(`unknown option ${name}`);
@@ -433,7 +546,7 @@ async function main() {
   console.log(`replies by kind: ${kinds.map(([kind, n]) => `${kind} ${n}`).join(', ')}`);
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   // Each request is followed by a compared query_all, so twice as many replies were compared.
-  console.log(`${options.sessions} sessions from seed ${options.seed}: ${steps} requests (${2 * steps} replies compared) in ${seconds} s`);
+  console.log(`${options.sessions} ${options.protocol ?? V1} sessions from seed ${options.seed}: ${steps} requests (${2 * steps} replies compared) in ${seconds} s`);
   if (failure !== null) {
     console.log(failure);
     process.exitCode = 1;
@@ -444,15 +557,17 @@ async function main() {
  * The same random sessions, in process and without the reference: after every request the
  * scheduler's incrementally kept structures are recomputed and checked (checkInvariants).
  */
-function walkInProcess({ seed, sessions, stepsMax, directory = '..' }) {
+function walkInProcess({ seed, sessions, stepsMax, directory = '..', protocol = V1 }) {
   const { Session } = require(`${directory}/protocol.js`);
   const { checkInvariants } = require(`${directory}/scheduler.js`);
   let steps = 0;
   for (let index = 0; index < sessions; index += 1) {
     const rng = randomSource(seed + index);
     const session = new Session();
-    const model = new SessionModel(shuffled([...PLAIN_IDS, ...ODD_IDS], rng));
-    session.handleLine(Buffer.from(`{"id":0,"op":"create","protocol":"schedspec/1","max_concurrency":${1 + rng.below(4)}}`));
+    const model = new SessionModel(shuffled([...PLAIN_IDS, ...ODD_IDS], rng), protocol);
+    const create = firstCreate(rng, protocol, 1 + rng.below(4));
+    model.expiry = create.includes('"fail"') ? 'fail' : 'requeue';
+    session.handleLine(Buffer.from(create));
     const length = 10 + rng.below(stepsMax);
     for (let step = 1; step <= length; step += 1) {
       const generated = request(rng, model);
@@ -471,11 +586,19 @@ function registerTest() {
   test('random sessions in process keep every invariant after every request', () => {
     assert.ok(walkInProcess({ seed: 1000, sessions: 400, stepsMax: 80 }) > 10000);
   });
+  test('random schedspec/2 sessions (leases, heartbeats, expire) keep every invariant after every request', () => {
+    assert.ok(walkInProcess({ seed: 2000, sessions: 400, stepsMax: 80, protocol: V2 }) > 10000);
+  });
   const skip = fs.existsSync(REFERENCE_PYTHON) ? false : `no reference at ${REFERENCE_PYTHON}; run make .venv/.installed`;
   test('differential: 150 random sessions agree with the reference, reply by reply', { skip, timeout: 120000 }, async () => {
     const { steps, failure } = await differential({ seed: 1, sessions: 150, stepsMax: 60, referenceCommand: REFERENCE_COMMAND });
     assert.equal(failure, null);
     // Guards against a generator that silently stops generating.
+    assert.ok(steps > 1500, `only ${steps} requests were sent`);
+  });
+  test('differential: 150 random schedspec/2 sessions agree with the reference, reply by reply', { skip, timeout: 120000 }, async () => {
+    const { steps, failure } = await differential({ seed: 1, sessions: 150, stepsMax: 60, referenceCommand: REFERENCE_COMMAND, protocol: V2 });
+    assert.equal(failure, null);
     assert.ok(steps > 1500, `only ${steps} requests were sent`);
   });
 }

@@ -6,8 +6,11 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { Session } = require('../protocol.js');
-const { parseIJson, NotIJson, compareCodePoints, NESTING_MAX } = require('../ijson.js');
+// The mutant check (mutants.test.js) points these at a copy of the sources with a planted bug.
+const SOURCE = process.env.SCHEDSPEC_JS_SOURCE ?? '..';
+const { Session } = require(`${SOURCE}/protocol.js`);
+const { parseIJson, NotIJson, compareCodePoints, NESTING_MAX } = require(`${SOURCE}/ijson.js`);
+const { firstDifference } = require('../driver.js');
 
 const CREATE = '{"id":0,"op":"create","protocol":"schedspec/1","max_concurrency":2}';
 
@@ -119,7 +122,23 @@ test('WIRE-13 order 7: the first missing member in the order of section 5', () =
 
 test('WIRE-13 order 8, WIRE-14: protocol of the wrong type, or unsupported with the supported list', () => {
   assert.deepEqual(last(['{"id":1,"op":"create","protocol":1,"max_concurrency":1}']), protocolError(1, 'wrong_type', 'protocol'));
-  assert.deepEqual(last(['{"id":1,"op":"create","protocol":"schedspec/2","max_concurrency":"bad"}']), protocolError(1, 'unsupported_protocol', 'protocol', { supported: ['schedspec/1'] }));
+  const supported = { supported: ['schedspec/1', 'schedspec/2'] };
+  assert.deepEqual(last(['{"id":1,"op":"create","protocol":"schedspec/0","max_concurrency":"bad"}']), protocolError(1, 'unsupported_protocol', 'protocol', supported));
+  assert.deepEqual(last(['{"id":1,"op":"create","protocol":"schedspec/3","max_concurrency":1}']), protocolError(1, 'unsupported_protocol', 'protocol', supported));
+});
+
+test('WIRE-14: a driver compares supported only as distinct strings without the refused version', () => {
+  const expected = protocolError(1, 'unsupported_protocol', 'protocol', { supported: ['schedspec/1'] });
+  const sent = '{"id":1,"op":"create","protocol":"schedspec/0","max_concurrency":1}';
+  const reply = (supported) => protocolError(1, 'unsupported_protocol', 'protocol', { supported });
+  assert.equal(firstDifference(expected, reply(['schedspec/2', 'schedspec/1']), sent), null);
+  assert.equal(firstDifference(expected, reply([]), sent), null);
+  assert.match(firstDifference(expected, reply(['schedspec/0']), sent), /refused version/);
+  assert.match(firstDifference(expected, reply(['schedspec/1', 'schedspec/1']), sent), /distinct/);
+  assert.match(firstDifference(expected, reply(['schedspec/1', 2]), sent), /strings/);
+  assert.match(firstDifference(expected, protocolError(1, 'unsupported_protocol', 'protocol'), sent), /supported/);
+  // The rest of the error is still compared exactly.
+  assert.match(firstDifference(expected, protocolError(1, 'unsupported_protocol', 'op', { supported: [] }), sent), /field/);
 });
 
 test('WIRE-13 order 9: nothing but create before a successful create, and a refused create does not count', () => {
@@ -145,4 +164,82 @@ test('section 6: values are echoed exactly, and JSON results are recorded as giv
   const replies = exchange([CREATE, '{"id":1,"op":"submit","task":"a","deps":[{"__proto__":[1.5,null]}]}', '{"id":2,"op":"submit","task":"b","deps":[]}', '{"id":3,"op":"start"}', '{"id":4,"op":"ready"}', '{"id":5,"op":"complete","task":"b","generation":1,"result":{"__proto__":{"x-k":[true]}}}', '{"id":6,"op":"query","task":"b"}']);
   assert.deepEqual(replies[1].error, { type: 'InvalidArgumentError', argument: 'dependency', value: JSON.parse('{"__proto__":[1.5,null]}'), task: 'a' });
   assert.deepEqual(replies[6].detail, JSON.parse('{"__proto__":{"x-k":[true]}}'));
+});
+
+// ---------------------------------------------------------------- schedspec/2 (section 13)
+
+const CREATE_2 = '{"id":0,"op":"create","protocol":"schedspec/2","max_concurrency":2}';
+
+test('WIRE-14: create names the version the session speaks, and the reply names it back', () => {
+  assert.deepEqual(last([CREATE_2]), { id: 0, ok: true, protocol: 'schedspec/2' });
+  assert.deepEqual(last([CREATE]), { id: 0, ok: true, protocol: 'schedspec/1' });
+});
+
+test('WIRE-19: a schedspec/1 session knows neither the new ops nor the new members', () => {
+  const replies = exchange([CREATE, '{"id":1,"op":"heartbeat","task":"a","generation":1,"lease_until":1}', '{"id":2,"op":"expire","now":1}', '{"id":3,"op":"ready","worker":"w"}', '{"id":4,"op":"submit","task":"a","deps":[],"if_generation":0}', '{"id":5,"op":"ready","lease_until":1}']);
+  assert.deepEqual(replies.slice(1), [protocolError(1, 'unknown_op', 'op'), protocolError(2, 'unknown_op', 'op'), protocolError(3, 'unknown_field', 'worker'), protocolError(4, 'unknown_field', 'if_generation'), protocolError(5, 'unknown_field', 'lease_until')]);
+});
+
+test('WIRE-19: a create is checked against the version it names if spoken, else schedspec/1', () => {
+  assert.deepEqual(last(['{"id":1,"op":"create","protocol":"schedspec/1","max_concurrency":1,"expiry":"fail"}']), protocolError(1, 'unknown_field', 'expiry'));
+  // An unspoken version: schedspec/1's table, so the unknown member wins over order 8.
+  assert.deepEqual(last(['{"id":1,"op":"create","protocol":"schedspec/9","max_concurrency":1,"expiry":"fail"}']), protocolError(1, 'unknown_field', 'expiry'));
+  assert.deepEqual(last(['{"id":1,"op":"create","protocol":7,"max_concurrency":1,"expiry":null}']), protocolError(1, 'unknown_field', 'expiry'));
+  assert.deepEqual(last(['{"id":1,"op":"create","protocol":"schedspec/2","max_concurrency":1,"expiry":"fail"}']), { id: 1, ok: true, protocol: 'schedspec/2' });
+});
+
+test('WIRE-19: before any create the newest version decides; a refused create keeps the session\'s version', () => {
+  const before = exchange(['{"id":1,"op":"heartbeat","task":"a","generation":1}', '{"id":2,"op":"expire","now":1}', '{"id":3,"op":"ready","worker":"w","x":1}']);
+  assert.deepEqual(before, [protocolError(1, 'missing_field', 'lease_until'), protocolError(2, 'no_scheduler', null), protocolError(3, 'unknown_field', 'x')]);
+  const session = new Session();
+  const replies = exchange([CREATE, '{"id":1,"op":"create","protocol":"schedspec/2","max_concurrency":-1}', '{"id":2,"op":"expire","now":1}', '{"id":3,"op":"create","protocol":"schedspec/2","max_concurrency":1,"expiry":"never"}', '{"id":4,"op":"expire","now":1}', CREATE_2, '{"id":5,"op":"expire","now":1}', CREATE, '{"id":6,"op":"expire","now":1}'], session);
+  assert.equal(replies[1].error.argument, 'max_concurrency');
+  assert.deepEqual(replies[2], protocolError(2, 'unknown_op', 'op'));
+  assert.equal(replies[3].error.argument, 'expiry');
+  assert.deepEqual(replies[4], protocolError(4, 'unknown_op', 'op'));
+  assert.deepEqual(replies[6], { id: 5, ok: true, expired: [] });
+  assert.deepEqual(replies[8], protocolError(6, 'unknown_op', 'op'));
+});
+
+test('section 13: heartbeat needs task, generation and lease_until, in that order; expire needs now', () => {
+  const replies = exchange([CREATE_2, '{"id":1,"op":"heartbeat","lease_until":null}', '{"id":2,"op":"heartbeat","task":"a","lease_until":null}', '{"id":3,"op":"heartbeat","task":"a","generation":1}', '{"id":4,"op":"expire"}', '{"id":5,"op":"expire","now":1,"then":2}']);
+  assert.deepEqual(replies.slice(1), [protocolError(1, 'missing_field', 'task'), protocolError(2, 'missing_field', 'generation'), protocolError(3, 'missing_field', 'lease_until'), protocolError(4, 'missing_field', 'now'), protocolError(5, 'unknown_field', 'then')]);
+});
+
+test('WIRE-20, LEASE-4: expiry is requeue (absent, null) or fail; anything else is refused after max_concurrency', () => {
+  for (const good of ['', ',"expiry":null', ',"expiry":"requeue"', ',"expiry":"fail"']) {
+    assert.equal(last([`{"id":1,"op":"create","protocol":"schedspec/2","max_concurrency":1${good}}`]).ok, true, good);
+  }
+  for (const bad of ['"FAIL"', '1', 'true', '[]', '{}', '""']) {
+    const error = last([`{"id":1,"op":"create","protocol":"schedspec/2","max_concurrency":1,"expiry":${bad}}`]).error;
+    assert.deepEqual(error, { type: 'InvalidArgumentError', argument: 'expiry', value: JSON.parse(bad), task: null });
+  }
+  assert.equal(last(['{"id":1,"op":"create","protocol":"schedspec/2","max_concurrency":true,"expiry":1}']).error.argument, 'max_concurrency');
+});
+
+test('WIRE-21: the task view has a lease member in schedspec/2 only, null unless running with a lease', () => {
+  const steps = ['{"id":1,"op":"submit","task":"a","deps":[]}', '{"id":2,"op":"submit","task":"b","deps":[]}', '{"id":3,"op":"start"}'];
+  const v2 = exchange([CREATE_2, ...steps, '{"id":4,"op":"ready","max_tasks":1,"worker":"w","lease_until":40.0}', '{"id":5,"op":"query","task":"a"}', '{"id":6,"op":"query_all"}']);
+  assert.deepEqual(v2[5], { id: 5, ok: true, task: 'a', generation: 1, state: 'running', cause: null, detail: null, cancel_requested: false, lease: { worker: 'w', lease_until: 40 } });
+  assert.equal(v2[6].snapshot.tasks.b.lease, null);
+  const v1 = exchange([CREATE, ...steps, '{"id":4,"op":"ready","max_tasks":1}', '{"id":5,"op":"query","task":"a"}', '{"id":6,"op":"query_all"}']);
+  assert.equal('lease' in v1[5], false);
+  assert.equal('lease' in v1[6].snapshot.tasks.a, false);
+});
+
+test('section 13, choice 1: deadlines and now are numbers however written; other JSON values are refused', () => {
+  const replies = exchange([CREATE_2, '{"id":1,"op":"submit","task":"a","deps":[]}', '{"id":2,"op":"start"}', '{"id":3,"op":"ready","worker":"w","lease_until":4e1}', '{"id":4,"op":"expire","now":39.99}', '{"id":5,"op":"heartbeat","task":"a","generation":1.0,"lease_until":"50"}', '{"id":6,"op":"expire","now":"40"}', '{"id":7,"op":"expire","now":40.0}']);
+  assert.deepEqual(replies[4], { id: 4, ok: true, expired: [] });
+  assert.deepEqual(replies[5].error, { type: 'InvalidArgumentError', argument: 'lease_until', value: '50', task: null });
+  assert.deepEqual(replies[6].error, { type: 'InvalidArgumentError', argument: 'now', value: '40', task: null });
+  assert.deepEqual(replies[7], { id: 7, ok: true, expired: [{ task: 'a', generation: 1 }] });
+});
+
+test('section 13: heartbeat and conditional submit reply as a callback and a submit do', () => {
+  const replies = exchange([CREATE_2, '{"id":1,"op":"submit","task":"a","deps":[],"if_generation":0}', '{"id":2,"op":"submit","task":"a","deps":[],"if_generation":0}', '{"id":3,"op":"start"}', '{"id":4,"op":"ready","worker":"w","lease_until":1}', '{"id":5,"op":"heartbeat","task":"a","generation":1,"lease_until":null}', '{"id":6,"op":"expire","now":1e300}', '{"id":7,"op":"query","task":"a"}']);
+  assert.deepEqual(replies[1], { id: 1, ok: true, task: 'a', generation: 1, state: 'ready', replaced: null });
+  assert.deepEqual(replies[2].error, { type: 'GenerationMismatchError', task: 'a', generation: 0, current: 1 });
+  assert.deepEqual(replies[5], { id: 5, ok: true, outcome: 'accepted', task: 'a', generation: 1, state: 'running' });
+  assert.deepEqual(replies[6], { id: 6, ok: true, expired: [] });
+  assert.deepEqual(replies[7].lease, { worker: 'w', lease_until: null });
 });

@@ -9,6 +9,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 // The mutant check (mutants.test.js) points this at a copy of the sources with a planted bug.
 const { Scheduler, Rejection, checkInvariants } = require(`${process.env.SCHEDSPEC_JS_SOURCE ?? '..'}/scheduler.js`);
+const { ok, refused } = require('./results.js');
 
 /** A scheduler with the given limit, after `submissions` ([task, deps] pairs), maybe started. */
 function build(maxConcurrency, submissions, { start = false } = {}) {
@@ -17,20 +18,6 @@ function build(maxConcurrency, submissions, { start = false } = {}) {
   if (start) ok(scheduler.start());
   checkInvariants(scheduler);
   return scheduler;
-}
-
-function ok(result) {
-  assert.ok(!(result instanceof Rejection), `unexpected rejection ${JSON.stringify(result)}`);
-  return result;
-}
-
-/**
- * The rejection's type and data, without the free-text message, as plain JSON data: the
- * scheduler builds maps keyed by task id without a prototype, which deepEqual would tell apart.
- */
-function refused(result) {
-  assert.ok(result instanceof Rejection, `expected a rejection, got ${JSON.stringify(result)}`);
-  return JSON.parse(JSON.stringify({ type: result.type, ...result.data }));
 }
 
 function state(scheduler, task) {
