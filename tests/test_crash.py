@@ -165,6 +165,16 @@ def test_wire_16_to_18_the_crash_mode_passes_the_reference_through_its_journal()
     assert report.crashes["after"] >= 5 and report.crashes["with"] + report.crashes["without"] >= 5
 
 
+def test_restart_5_leases_heartbeats_and_expiries_survive_a_crash() -> None:
+    """RESTART-5: recovery rebuilds the state leases included, which then expire normally:
+    every `schedspec/2` vector run in crash mode (claims with deadlines, heartbeats, expire
+    under both policies, conditional submissions), killed at seeded points."""
+    leases = [v for v in _vectors() if v.protocol == "schedspec/2"]
+    report = crash.crash_run(" ".join(SERVER), leases, seed=5, sessions=len(leases))
+    assert report.passed, report.render()
+    assert report.crashes["after"] + report.crashes["with"] + report.crashes["without"] >= 19
+
+
 @pytest.mark.parametrize("mutant", sorted(JOURNAL_MUTANTS))
 def test_restart_6_and_7_the_crash_mode_catches_each_planted_journal_bug(mutant: str) -> None:
     """Acknowledging before the record is written, losing the last record on recovery,

@@ -359,6 +359,28 @@ SCENARIOS_2: list[Scenario] = [
         query("a"),
         query("c"),
     ),
+    S(
+        "lease-requeue-keeps-the-dependency-order",
+        "A requeued version has the same dependencies in the same order: blocked at once by two "
+        "failed dependencies, its cause is the first in that order, not the first re-submitted.",
+        ["LEASE-3", "SUB-5", "BLOCK-2"],
+        create_2(3),
+        submit("b"),
+        submit("c"),
+        submit("a", "b", "c"),
+        start(),
+        claim(None, "w1", 50),
+        complete("b", 1),
+        complete("c", 1),
+        claim(None, "w2", 10),
+        submit("c"),
+        submit("b"),
+        claim(None, "w3", 50),
+        fail("c", 2),
+        fail("b", 2),
+        expire(10),
+        query("a"),
+    ),
     # LEASE-5, LEASE-6: fencing; a lost worker.
     S(
         "lease-lost-worker-only-expiry-frees-the-slot",
