@@ -202,7 +202,25 @@ def test_lease_ops_name_the_clock_and_the_versions_the_replies_showed() -> None:
     k.deps = {"a": ("b",)}
     assert k.request(Op("submit_if", (0, 0, 0)))["if_generation"] == 1
     assert k.request(Op("submit_if", (0, 2, 0)))["if_generation"] == 0
-    assert set(LEASES) == {"ready_lease", "heartbeat", "expire", "submit_if", "bad_lease"}
+    assert set(LEASES) == {
+        "ready_lease",
+        "heartbeat",
+        "expire",
+        "submit_if",
+        "bad_lease",
+        "late_fenced",
+    }
+    # LEASE-5: a late callback of the superseded holder while the task's new version runs.
+    view = {"generation": 2, "state": "running", "lease": {"worker": "w2", "lease_until": 9}}
+    k.learn_snapshot({"phase": "started", "tasks": {"a": view}})
+    k.learn_claims({"claimed": [{"task": "a", "generation": 2}]})
+    fenced = [k.request(Op("late_fenced", (0, way, 2))) for way in range(4)]
+    assert [(r["op"], r["generation"]) for r in fenced if r] == [
+        ("complete", 1),
+        ("fail", 1),
+        ("cancel", 1),
+        ("heartbeat", 1),
+    ]
 
 
 def test_cli_conform_judges_the_version_asked_for() -> None:
@@ -219,3 +237,33 @@ def test_cli_conform_judges_the_version_asked_for() -> None:
     console = Console(record=True, width=200)
     assert cli.main(["conform", "--impl", factory, "--no-fuzz"], console) == 1
     assert f"{len(only_1)} passed, {len(every) - len(only_1)} failed" in console.export_text()
+
+
+def _outside_mutants() -> list[type[PlainScheduler]]:
+    import inspect
+
+    import helpers_outside_mutants_2 as outside
+
+    found = [
+        c
+        for _, c in inspect.getmembers(outside, inspect.isclass)
+        if issubclass(c, PlainScheduler) and c is not PlainScheduler
+    ]
+    return sorted(found, key=lambda c: c.__name__)
+
+
+def test_every_outside_mutant_of_schedspec_2_fails_a_vector() -> None:
+    """LEASE-1..6, SUB-12, CLAIM-7: the 33 bugs an outside reviewer wrote against the text
+    (`tests/helpers_outside_mutants_2.py`) each fail some schedspec/2 vector. Four passed every
+    vector at first, and a fifth, a stale completion accepted by the requeued version running
+    now, was caught only by a schedspec/1 situation vector; the schedspec/2 vectors were
+    extended for them."""
+    from schedspec.conformance import runner
+
+    leases = [v for v in corpus.load_corpus() if v.protocol == PROTOCOL_2]
+    mutants = _outside_mutants()
+    assert len(mutants) == 33
+    survivors = [
+        m.__name__ for m in mutants if runner.run_corpus(m, leases, name=m.__name__).passed
+    ]
+    assert survivors == [], survivors

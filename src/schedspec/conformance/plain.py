@@ -579,20 +579,23 @@ class PlainScheduler:
         if not is_time(now):
             raise invalid("now", now, None)
         assert isinstance(now, int | float)
-        due = [
+        expired: list[JsonValue] = []
+        for t in self.due(now):
+            v = self.tasks[t]
+            expired.append({"task": t, "generation": v.generation})
+            self.end_lease(t, v)
+        self.drain()
+        return {"expired": expired}
+
+    def due(self, now: int | float) -> list[str]:
+        """The running versions whose deadline is `<= now`, in ascending submission sequence."""
+        return [
             t
             for t in self.by_seq()
             if self.tasks[t].state == RUNNING
             and isinstance(self.tasks[t].lease_until, int | float)
             and self.tasks[t].lease_until <= now  # type: ignore[operator]
         ]
-        expired: list[JsonValue] = []
-        for t in due:
-            v = self.tasks[t]
-            expired.append({"task": t, "generation": v.generation})
-            self.end_lease(t, v)
-        self.drain()
-        return {"expired": expired}
 
     def end_lease(self, task: str, v: Version) -> None:
         """LEASE-3's three cases, in its order."""

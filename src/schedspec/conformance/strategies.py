@@ -118,14 +118,16 @@ WEIGHTS: dict[str, int] = {**ADVERSARIAL, **UNIFORM}
 # schedspec/2 (spec/protocol.md, section 13) adds its operations to the others: claims that
 # name a holder and a deadline, heartbeats (current, stale, late), a clock that `expire`
 # advances, sometimes backwards, conditional submissions (accepted, and a retry that took
-# effect), and every refusal of their arguments. A late callback after an expiry (LEASE-5) is
-# what `late` and `late_waited` already send: every version ever claimed stays nameable.
+# effect), and every refusal of their arguments. A late callback after an expiry is what `late`
+# and `late_waited` send too, since every version ever claimed stays nameable; `late_fenced`
+# aims it where the fencing of LEASE-5 is tested: while the task's newer version runs.
 LEASES: dict[str, int] = {
     "ready_lease": 8,
     "heartbeat": 3,
     "expire": 4,
     "submit_if": 2,
     "bad_lease": 1,
+    "late_fenced": 3,
 }
 WEIGHTS_2: dict[str, int] = {**LEASES, **WEIGHTS, "ready": 2}  # most claims hold a lease
 KINDS = tuple(WEIGHTS_2)
@@ -644,12 +646,17 @@ class Knowledge:
             case "drain":
                 # PHASE-1: a drain ended by each kind of callback. With versions running, a close
                 # (one time in three); while closing, the end of a running version: a failure,
-                # a completion, or a cancel and then, once requested, its confirmation.
+                # a completion, or a cancel and then, once requested, its confirmation; in
+                # schedspec/2, half the time, the expiry of the leases of those running.
                 if not self.running:
                     return None
                 if self.phase != "closing":
                     return {"op": "close"} if p[2] % 3 == 0 else None
                 running = self.running[p[0] % len(self.running)]
+                if self.deadlines and p[2] % 2:
+                    # schedspec/2: or by their leases expiring while closing (LEASE-3).
+                    self.clock = max(self.clock, max(self.deadlines))
+                    return {"op": "expire", "now": self.clock}
                 if running in self.cancel_requested:
                     return self._callback("confirm_cancel", *running, p[2])
                 kind = ("fail", "cancel", "complete")[p[1] % 3]
@@ -661,7 +668,7 @@ class Knowledge:
                 return self._malformed_submit(p)
             case "query":
                 return {"op": "query", "task": self._task(p[0])}
-            case "ready_lease" | "heartbeat" | "expire" | "submit_if" | "bad_lease":
+            case "ready_lease" | "heartbeat" | "expire" | "submit_if" | "bad_lease" | "late_fenced":
                 return self._lease_request(op.kind, p)
         raise ValueError(f"unknown op kind {op.kind!r}")
 
@@ -696,15 +703,37 @@ class Knowledge:
                     "lease_until": self._deadline(p[2]),
                 }
             case "expire":
-                # Mostly the clock moves to the earliest deadline of a running version, if that
-                # is later, so that a lease ends (LEASE-3); else on by 0 to 3, one time in
-                # eight back by 1 (the caller's clock decides). An expire sent again at the
-                # same `now` ends nothing more.
+                # Mostly the clock moves to the latest deadline of a running version, if that is
+                # later, so that every lease ends at once, in ascending submission sequence
+                # whatever order they were claimed or are due in (LEASE-3), or to the earliest;
+                # else on by 0 to 3, one time in eight back by 1 (the caller's clock decides).
+                # An expire sent again at the same `now` ends nothing more.
                 if p[1] % 4 and self.deadlines:
-                    self.clock = max(self.clock, min(self.deadlines))
+                    due = min(self.deadlines) if p[1] % 4 == 3 else max(self.deadlines)
+                    self.clock = max(self.clock, due)
                 else:
                     self.clock += -1 if p[0] % 8 == 7 else p[0] % 4
                 return {"op": "expire", "now": self.clock}
+            case "late_fenced":
+                # The callback or heartbeat of a holder whose version was superseded (its lease
+                # expired and it was requeued, say) while the task's newer version runs, claimed
+                # by another worker: stale, it must neither end nor extend that one (LEASE-5).
+                fenced = [
+                    (t, g)
+                    for t, g in self.claimed
+                    if self.generations.get(t, 0) > g and self.states.get(t) == "running"
+                ] or self.claimed
+                if not fenced:
+                    return None
+                task, generation = fenced[p[0] % len(fenced)]
+                if p[1] % 4 == 3:
+                    return {
+                        "op": "heartbeat",
+                        "task": task,
+                        "generation": generation,
+                        "lease_until": self._deadline(p[2]),
+                    }
+                return self._callback(CALLBACK_KINDS[p[1] % 4], task, generation, p[2])
             case "submit_if":
                 # A conditional submission with the task's known dependencies (SUB-12): on its
                 # current generation (accepted), or the one before, as the retry of one that
