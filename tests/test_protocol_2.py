@@ -267,3 +267,29 @@ def test_every_outside_mutant_of_schedspec_2_fails_a_vector() -> None:
         m.__name__ for m in mutants if runner.run_corpus(m, leases, name=m.__name__).passed
     ]
     assert survivors == [], survivors
+
+
+def test_traces_with_leases_become_schedspec_2_requests() -> None:
+    """LEASE-1..3, SUB-12: a trace of core events with leases, heartbeats, expiry and a
+    conditional submission is carried by schedspec/2 (not by schedspec/1); a deadline may be
+    an integral float, which the core takes as the same number (LEASE-1)."""
+    import pytest
+
+    from schedspec.conformance.translate import requests_for_events
+    from schedspec.core.events import Claim, Expire, Heartbeat, Submit
+
+    events = [
+        Submit("a", (), None, 1, 0),
+        Claim(1, 2, "w1", 3.0),
+        Heartbeat("a", 1, 4, 3),
+        Expire(4.0, 4),
+    ]
+    assert list(requests_for_events(events, PROTOCOL_2)) == [
+        {"op": "submit", "task": "a", "deps": [], "if_generation": 0},
+        {"op": "ready", "max_tasks": 1, "worker": "w1", "lease_until": 3.0},
+        {"op": "heartbeat", "task": "a", "generation": 1, "lease_until": 4},
+        {"op": "expire", "now": 4.0},
+    ]
+    for event in events:
+        with pytest.raises(ValueError, match=r"schedspec/1|SUB-12|LEASE-1"):
+            list(requests_for_events([event]))
