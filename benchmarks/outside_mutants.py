@@ -14,7 +14,6 @@ to the first divergence (no shrinking). Prints one row per mutant and the totals
 from __future__ import annotations
 
 import argparse
-import inspect
 import sys
 import time
 from pathlib import Path
@@ -32,15 +31,9 @@ def main() -> int:
     import helpers_outside_mutants_2 as outside
     from schedspec.conformance import corpus, runner
     from schedspec.conformance.fuzz import fuzz
-    from schedspec.conformance.plain import PlainScheduler
     from schedspec.conformance.protocol import PROTOCOL_2
 
-    mutants = [
-        c
-        for _, c in inspect.getmembers(outside, inspect.isclass)
-        if issubclass(c, PlainScheduler) and c is not PlainScheduler
-    ]
-    mutants.sort(key=lambda c: inspect.getsourcelines(c)[1])
+    mutants = outside.MUTANTS
     vectors = corpus.load_corpus()
     started = time.monotonic()
     by_vectors = by_fuzzing = together = 0

@@ -510,3 +510,11 @@ class ExpireSkipsNotStarted(PlainScheduler):
         if self.phase != STARTED:
             return {"expired": []}
         return super().op_expire(f)
+
+
+# Every mutant above, in the order written: what the test and the benchmark iterate over.
+MUTANTS: list[type[PlainScheduler]] = [
+    c
+    for c in list(globals().values())
+    if isinstance(c, type) and issubclass(c, PlainScheduler) and c is not PlainScheduler
+]
