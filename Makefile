@@ -72,7 +72,8 @@ MUTATION_TESTS := tests/test_state_clauses.py tests/test_core_clauses.py tests/t
 	tests/test_start.py tests/test_claim.py tests/test_done.py tests/test_block.py \
 	tests/test_cancel.py tests/test_close.py tests/test_query.py tests/test_effects.py \
 	tests/test_invariants.py tests/test_invariant_messages.py tests/test_differential.py \
-	tests/test_size_boundaries.py tests/test_explore_mutants.py tests/test_graph_predicates.py
+	tests/test_size_boundaries.py tests/test_explore_mutants.py tests/test_graph_predicates.py \
+	tests/test_lease.py tests/test_restart.py
 MUTATION_ARGS := --jobs 2 --tests-selection "$(MUTATION_TESTS) -m 'not slow' -x -q -p no:cacheprovider"
 
 # The journal lets an interrupted run resume where it stopped, while the sources that judge the

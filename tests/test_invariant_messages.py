@@ -21,15 +21,26 @@ from schedspec.core import (
     Claim,
     Complete,
     CompleteBatch,
+    Expire,
     Fail,
+    Heartbeat,
     Start,
     State,
     Submit,
     SubmitBatch,
+    initial_state,
     step,
 )
 from schedspec.core import invariants as inv
-from schedspec.core.effects import Claimed, Effect, Grant, Submitted, Transitioned
+from schedspec.core.effects import (
+    Claimed,
+    Effect,
+    Expired,
+    Grant,
+    Rejected,
+    Submitted,
+    Transitioned,
+)
 from schedspec.core.state import (
     ABSENT,
     BLOCKED,
@@ -39,9 +50,12 @@ from schedspec.core.state import (
     READY,
     REMAINING_ONE,
     RUNNING,
+    STATE_MASK,
+    SUCCEEDED,
 )
 from schedspec.core.types import Cause, Phase, TaskState
 from test_invariants import DIAMOND, at, built
+from test_lease import leased
 
 
 def with_cell(s: State, task_id: str, cell: int) -> State:
@@ -642,3 +656,156 @@ def test_notified_in_seq_order_shows_a_task_the_index_does_not_hold_as_minus_one
     assert inv.NotifiedInSeqOrder(before, after, (*effects, ghost), Complete("a", 1)) == [
         "ready notified in sequence order [1, 2, -1]"
     ]
+
+
+# Leases (LEASE-1..LEASE-5). The mutation score found each case below: a branch of a lease check
+# that reports, or skips, what only a broken core produces, and that no correct run reaches.
+
+
+def test_type_ok_names_every_lease_held_by_no_task_index_and_every_bad_shape() -> None:
+    """LEASE-1: each key that is no task index is reported, however many there are and in
+    whatever order the map gives them (a check that stopped at the first would miss the
+    rest), as is a lease that is a tuple of the wrong length."""
+    s, _, _ = leased()
+    n = len(s.versions)
+    a = s.lookup("a")
+    beyond = {n: ("w", 1), n + 1: ("w", 1), "x": ("w", 1), a: ("w", 1, 2)}
+    bad = replace(s, leases=s.leases.update(beyond))
+    assert sorted(inv.TypeOK(bad)) == [
+        "'a' holds the lease ('w', 1, 2)",
+        "a lease is held by 'x', which is no task index",
+        f"a lease is held by {n}, which is no task index",
+        f"a lease is held by {n + 1}, which is no task index",
+    ]
+
+
+def _two_roots_fail_policy() -> tuple[State, State, tuple[Effect, ...]]:
+    """Under the fail policy, a and z run on leases due at 1, b waits on a and y on z: one
+    expire fails both and starts two walks, which block b by a and y by z."""
+    s = initial_state(2, "fail")
+    s, _ = step(
+        s,
+        SubmitBatch((Submit("a", ()), Submit("z", ()), Submit("b", ("a",)), Submit("y", ("z",)))),
+    )
+    s, _ = step(s, Start())
+    s, _ = step(s, Claim(2, lease_until=1))
+    after, effects = step(s, Expire(1))
+    assert inv.check_transition(s, after, effects, Expire(1)) == []
+    return s, after, effects
+
+
+def test_blocked_by_picked_cause_picks_the_first_walk_s_cause_for_a_task_it_cannot_find() -> None:
+    """LEASE-3, BLOCK-2: of an expire's several walks, a blocked task the index does not hold
+    is judged against the cause of the first (a's), not the last (z's)."""
+    before, after, effects = _two_roots_fail_policy()
+    ghost = Transitioned(effects[0].event_id, "ghost", 1, TaskState.PENDING, TaskState.BLOCKED)
+    assert inv.BlockedByPickedCause(before, after, (*effects, ghost), Expire(1)) == [
+        "'ghost' blocked with cause None, the rule picks Cause(task_id='a', generation=1, "
+        "state=<TaskState.FAILED: 'failed'>)"
+    ]
+
+
+def test_blocked_by_picked_cause_names_a_requeue_blocked_with_no_unsuccessful_dependency() -> None:
+    """LEASE-3, SUB-5: a requeued version is decided as a submission; blocked when none of its
+    dependencies is unsuccessful, it is named, as a submission would be."""
+    s = initial_state(2)
+    s, _ = step(s, SubmitBatch((Submit("a", ()), Submit("b", ("a",)), Submit("c", ("b",)))))
+    for event in [Start(), Claim(), Complete("a", 1), Claim(1, lease_until=1), Submit("a", ())]:
+        s, _ = step(s, event)
+    for event in [Claim(), Fail("a", 2, "boom")]:
+        s, _ = step(s, event)
+    after, effects = step(s, Expire(3))  # b is requeued blocked by a@2, c blocked by the walk
+    assert (
+        after.state_of("b") is TaskState.BLOCKED
+        and inv.check_transition(s, after, effects, Expire(3)) == []
+    )
+    a_succeeded = with_cell(after, "a", s.cells[at(s, "a")] & ~STATE_MASK | SUCCEEDED)
+    assert inv.BlockedByPickedCause(s, a_succeeded, effects, Expire(3)) == [
+        "'b' blocked at requeue with no unsuccessful dependency"
+    ]
+
+
+def test_an_expire_reply_naming_versions_the_index_does_not_hold_skips_them() -> None:
+    """LEASE-3, BLOCK-1: the walks start from each named version that ended unsuccessful; one
+    the index does not hold (an unhashable id, an unknown task) is skipped, not the end of the
+    list. A version named with a generation that is not its current one starts no walk, even
+    when its task's current version is failed."""
+    before, after, effects = leased("fail")
+    eid = effects[0].event_id
+    odd = Expired(eid, ((["x"], 1), ("zz", 1), ("a", 1)))  # type: ignore[arg-type]
+    assert inv.BlockWalkExact(before, after, (odd, *effects[1:]), Expire(1)) == []
+    other = Expired(eid, (("a", 7),))
+    assert inv.BlockWalkExact(before, after, (other, *effects[1:]), Expire(1)) == [
+        "blocked ['c'], the walk reaches []"
+    ]
+
+
+def test_blocked_by_picked_cause_finds_no_root_in_a_callback_that_was_not_accepted() -> None:
+    """BLOCK-2: a stale fail starts no walk; a block a broken core reports with it is
+    `StaleCallbackReleasesNothing`'s to name, and this check leaves the step alone."""
+    before, _, _ = _b_blocked_by_cancelling_a()
+    stale = Fail("a", 9, "late")
+    after, effects = step(before, stale)
+    assert after is before
+    forged = (
+        *effects,
+        Transitioned(effects[0].event_id, "b", 1, TaskState.PENDING, TaskState.BLOCKED),
+    )
+    # A broken core that wrote a new state for it too: still no root, no cause to judge.
+    assert inv.BlockedByPickedCause(before, replace(after), forged, stale) == []
+
+
+def test_released_only_when_deps_succeeded_names_every_release_in_turn() -> None:
+    """STATE-4: releases of tasks the index does not hold (an unhashable id among them) are
+    each named, and the check goes on to the next release after them."""
+    before = built(2, [*DIAMOND, Start(), Claim()])
+    after, effects = step(before, Complete("a", 1))
+    eid = effects[0].event_id
+    forged = (
+        *effects,
+        Transitioned(eid, ["g"], 1, TaskState.PENDING, TaskState.READY),  # type: ignore[arg-type]
+        Transitioned(eid, "ghost", 1, TaskState.PENDING, TaskState.READY),
+        Transitioned(eid, "d", 1, TaskState.PENDING, TaskState.READY),
+    )
+    assert inv.ReleasedOnlyWhenDepsSucceeded(before, after, forged, Complete("a", 1)) == [
+        "released ['g'], which the index does not hold",
+        "released 'ghost', which the index does not hold",
+        "released 'd' with unmet dependencies ['b', 'c']",
+    ]
+
+
+def test_expire_ends_exactly_the_due_leases_reads_no_refused_expire_as_one() -> None:
+    """LEASE-3: a refused expire is not judged as an expire (its `now` may be no number); a
+    broken core that moved a lease on it is still named, as any step would be."""
+    before, _, _ = leased()
+    bad = Expire("soon")
+    same, effects = step(before, bad)
+    assert same is before and isinstance(effects[0], Rejected)
+    b = before.lookup("b")
+    moved = replace(before, leases=before.leases.set(b, (None, 9)))
+    assert inv.ExpireEndsExactlyTheDueLeases(before, moved, effects, bad) == [
+        "'b' runs on with its lease changed (None, 5)"
+    ]
+
+
+def test_expire_ends_exactly_the_due_leases_names_a_heartbeat_that_changed_more() -> None:
+    """LEASE-2: an accepted heartbeat changes nothing but its version's deadline, to its own:
+    a changed state of another task is named, and so is a deadline it did not set."""
+    before, _, _ = leased()
+    beat = Heartbeat("b", 1, 9)
+    after, effects = step(before, beat)
+    assert inv.ExpireEndsExactlyTheDueLeases(before, after, effects, beat) == []
+    c = at(after, "c")
+    other_cell = replace(after, cells=after.cells.set(c, after.cells[c] ^ REMAINING_ONE))
+    assert inv.ExpireEndsExactlyTheDueLeases(before, other_cell, effects, beat) == [
+        "a heartbeat for 'b' changed more than a lease"
+    ]
+    b = before.lookup("b")
+    wrong = replace(after, leases=after.leases.set(b, (None, 8)))
+    assert inv.ExpireEndsExactlyTheDueLeases(before, wrong, effects, beat) == [
+        "a heartbeat left 'b' the lease (None, 8)"
+    ]
+    # A lease held beyond the table is TypeOK's to name (above), not this check's.
+    n = len(before.versions)
+    beyond = replace(before, leases=before.leases.set(n, ("w", 1)))
+    assert inv.ExpireEndsExactlyTheDueLeases(beyond, after, effects, beat) == []

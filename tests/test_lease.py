@@ -227,6 +227,9 @@ def test_lease_4_the_expiry_policy_is_fixed_at_construction() -> None:
     for bad in ["FAIL", "", None, 1]:
         with pytest.raises(InvalidArgumentError, match="expiry"):
             TaskScheduler(1, expiry=bad)  # type: ignore[arg-type]
+    with pytest.raises(InvalidArgumentError) as refused:
+        TaskScheduler(1, expiry="retry")  # type: ignore[arg-type]
+    assert str(refused.value) == "expiry must be one of 'requeue', 'fail', got 'retry'"
 
 
 def test_lease_4_under_requeue_the_generation_counts_the_attempts() -> None:
