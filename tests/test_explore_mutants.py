@@ -38,6 +38,7 @@ TRACE_LENGTH = {
     "expiry-ignores-cancel-request": 5,
     "failure-releases-dependents": 5,
     "heartbeat-drops-holder": 4,
+    "heartbeat-ignores-generation": 5,
     "keeps-old-reverse-edges": 2,
     "loses-root-cause": 4,
     "pending-behind-blocked": 3,

@@ -28,7 +28,9 @@ from schedspec import (
 )
 from schedspec.core import (
     Claim,
+    Complete,
     Expire,
+    Heartbeat,
     Start,
     Submit,
     SubmitBatch,
@@ -344,3 +346,31 @@ def test_lease_3_blocked_by_picked_cause_judges_the_walk_of_each_expired_version
         "'failed'>), the rule picks Cause(task_id='a', generation=1, state=<TaskState.FAILED: "
         "'failed'>)"
     ]
+
+
+def test_lease_5_expired_holder_changes_nothing_judges_the_state_not_the_reply() -> None:
+    """LEASE-5: a's lease expired and its requeued version runs for w2. Whatever a core
+    answers w1, the expired holder, its heartbeat and its completion must change nothing: the
+    check reads who runs from the state before the step, so a core that answers `accepted`
+    and moves w2's deadline, or completes w2's version, is named."""
+    s = initial_state(1)
+    for event in [Submit("a", ()), Start(), Claim(1, worker="w1", lease_until=1), Expire(1)]:
+        s, _ = step(s, event)
+    before, _ = step(s, Claim(1, worker="w2", lease_until=5))
+    a = before.lookup("a")
+    beat = Heartbeat("a", 1, 9)
+    same, effects = step(before, beat)
+    assert same is before and effects[0].outcome.kind is STALE
+    assert check_transition(before, same, effects, beat) == []
+    moved = replace(before, leases=before.leases.set(a, ("w2", 9)))
+    accepted = (replace(effects[0], outcome=replace(effects[0].outcome, kind=ACCEPTED)),)
+    assert inv.ExpiredHolderChangesNothing(before, moved, accepted, beat) == [
+        "Heartbeat naming 'a'@1, which was not running, changed the state or reported a change"
+    ]
+    late = Complete("a", 1)
+    done, _ = step(before, Complete("a", 2))
+    assert inv.ExpiredHolderChangesNothing(before, done, accepted, late) == [
+        "Complete naming 'a'@1, which was not running, changed the state or reported a change"
+    ]
+    # The running holder's own heartbeat is not this check's to judge.
+    assert inv.ExpiredHolderChangesNothing(before, moved, accepted, Heartbeat("a", 2, 9)) == []

@@ -73,6 +73,7 @@ SAFETY = (
     "ReleasedOnlyWhenDepsSucceeded",
     "NothingClaimedOrSubmittedAfterClose",
     "StaleCallbackReleasesNothing",
+    "ExpiredHolderChangesNothing",
     "PendingWaitsOnlyOnLiveDeps",
     "ReleasedOnlyAfterDeps",
     "ClaimTakesSmallestSeqs",

@@ -652,6 +652,15 @@ StaleCallbackReleasesNothing ==
                     /\ gen'[d] = gen[d] /\ Cur(d) = RUNNING
                     /\ vstate'[d][gen[d]] = SUCCEEDED]_vars
 
+\* LEASE-5: the generation is the fencing token.  No callback of a holder whose lease expired
+\* is ever accepted: its version is never again the running current version of its task (it
+\* was superseded, or ended), so delivering the callback, at any later time, is a stuttering
+\* step.  (A heartbeat names the task's live lease, which an expired version never holds:
+\* AtMostOneLiveLease.)  The core's check of the same name judges every callback and heartbeat
+\* naming a version that is not running, the expired holders' among them.
+ExpiredHolderChangesNothing ==
+    [][\A m \in inflight : <<m.task, m.gen>> \in Expired => ~Accepts(m)]_vars
+
 \* LEASE-1..LEASE-3: the versions an expire(now) names (the history `expired` grows by them)
 \* are exactly the ones whose leases are due at `now`, none of them runs afterwards, and each
 \* frees its slot; a lease of a version that stays running keeps its worker.

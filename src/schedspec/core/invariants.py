@@ -432,6 +432,34 @@ def StaleCallbackReleasesNothing(
     ]
 
 
+def ExpiredHolderChangesNothing(
+    before: State, after: State, effects: tuple[Effect, ...], event: Event | None = None
+) -> list[str]:
+    """LEASE-5: a callback or heartbeat naming a version that is not its task's running current
+    version changes nothing: the very same state, no notification, whatever the reply says.
+    Every holder whose lease expired is such a caller (its version was superseded or ended),
+    and so is any other stale or late one. Judged from the state before the step, not from the
+    reply: a core that answers `accepted` to an expired holder is caught too."""
+    match event:
+        case Complete() | Fail() | ConfirmCancel() | Heartbeat():
+            task_id, generation = event.task_id, event.generation
+        case _:
+            return []
+    i = find(before.index, task_id) if isinstance(task_id, str) else None
+    if (
+        i is not None
+        and _generation(before, i) == generation
+        and before.cells[i] & STATE_MASK == RUNNING
+    ):
+        return []
+    if after is before and len(effects) <= 1:
+        return []
+    return [
+        f"{type(event).__name__} naming {task_id!r}@{generation!r}, which was not running, "
+        f"changed the state or reported a change"
+    ]
+
+
 def _named_versions(event: Event) -> list[tuple[object, object]]:
     """The versions an event's callbacks name (none for any other event). A list: a bogus
     event may name an unhashable task id."""
@@ -705,6 +733,7 @@ PROPERTIES: tuple[Property, ...] = (
     ReleasedOnlyWhenDepsSucceeded,
     NothingClaimedOrSubmittedAfterClose,
     StaleCallbackReleasesNothing,
+    ExpiredHolderChangesNothing,
     EveryChangeNotified,
     ClaimTakesSmallestSeqs,
     BlockedByPickedCause,
