@@ -17,6 +17,7 @@ import pytest
 from rich.console import Console
 
 from schedspec import cli, tlc
+from schedspec.explore.scope import find as scope_named
 from schedspec.explore.scope import scopes
 
 try:
@@ -133,9 +134,11 @@ def test_every_model_checks_every_safety_property(model: str) -> None:
     "model", [s.name for s in scopes() if s.liveness and s.name in PINNED_DISTINCT_STATES]
 )
 def test_liveness_every_version_finishes_and_close_ends_closed(model: str) -> None:
-    """AllVersionsFinish and ClosingEndsClosed (PHASE-1, CLOSE-3) hold under weak fairness."""
+    """AllVersionsFinish and ClosingEndsClosed (PHASE-1, CLOSE-3) hold under weak fairness;
+    with leases, AtLeastOnce too (LEASE-6: under fair expiry every task finishes)."""
     cfg = tlc.resolve_config(model).read_text()
     assert "AllVersionsFinish" in cfg and "ClosingEndsClosed" in cfg
+    assert ("AtLeastOnce" in cfg) == bool(scope_named(model).deadlines)
     assert "SYMMETRY" not in cfg, "liveness under symmetry is unsound in TLC"
     result = _checked(model)
     assert result.passed

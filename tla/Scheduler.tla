@@ -758,4 +758,13 @@ AllVersionsFinish ==
 
 \* PHASE-1, CLOSE-3: a closing scheduler eventually is closed.
 ClosingEndsClosed == phase = CLOSING ~> phase = CLOSED
+
+\* LEASE-6, LEASE-3: at least once.  Under fair expiry, with callbacks owed by no worker (any
+\* may vanish), every task submitted once the scheduler has left OPEN reaches a finished
+\* current version: succeeded, failed, cancelled or blocked.  (In a bounded model it follows
+\* from AllVersionsFinish, which lets a version finish by being superseded, and the bound on
+\* generations; it is the task's promise where that one is the version's.)  Checked on the
+\* models with deadlines and liveness.
+AtLeastOnce ==
+    \A t \in Task : (phase /= OPEN /\ gen[t] > 0) ~> (Cur(t) \in Terminal)
 =============================================================================

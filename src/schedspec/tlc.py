@@ -33,7 +33,7 @@ import tempfile
 import time
 import tomllib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from rich.console import Console
@@ -361,15 +361,29 @@ def mutate(spec: str, mutant: Mutant) -> str:
 
 
 def run_mutant(path: Path, workers: int = WORKERS_DEFAULT) -> tuple[Mutant, TlcResult]:
-    """Run TLC on the mutated spec with the mutant's model, in a temporary directory."""
+    """Run TLC on the mutated spec with the mutant's model, in a temporary directory.
+
+    TLC reports a broken liveness property only as "temporal properties": a mutant that names
+    one it breaks is run with that one alone among the model's liveness properties, and a
+    temporal violation is then reported under its name."""
+    from .explore.scope import LEASE_LIVENESS, LIVENESS
+
     mutant = load_mutant(path)
     model = resolve_config(mutant.model).with_suffix("")
+    liveness = (*LIVENESS, *LEASE_LIVENESS)
+    alone = mutant.breaks in liveness
+    others = set(liveness) - {mutant.breaks}
     with tempfile.TemporaryDirectory(prefix="schedspec-mutant-") as scratch:
         work = Path(scratch)
         (work / f"{mutant.spec}.tla").write_text(mutate(mutant.spec_text, mutant))
-        for suffix in (".tla", ".cfg"):
-            shutil.copy(model.with_suffix(suffix), work / (model.name + suffix))
+        shutil.copy(model.with_suffix(".tla"), work / (model.name + ".tla"))
+        cfg = model.with_suffix(".cfg").read_text().splitlines()
+        if alone:
+            cfg = [line for line in cfg if line.strip() not in others]
+        (work / (model.name + ".cfg")).write_text("\n".join(cfg) + "\n")
         result = run_tlc(work / (model.name + ".cfg"), workers=workers)
+    if alone and result.violation_kind == "temporal":
+        result = replace(result, violated=mutant.breaks)
     return mutant, result
 
 

@@ -60,6 +60,10 @@ _KEYS = {
     "tasks",
 }
 EXPIRY_POLICIES = ("requeue", "fail")
+# The liveness properties of tla/Scheduler.tla that TLC checks on a scope with `liveness`; with
+# deadlines, AtLeastOnce too (LEASE-6: under fair expiry, every task reaches a finished version).
+LIVENESS = ("AllVersionsFinish", "ClosingEndsClosed")
+LEASE_LIVENESS = ("AtLeastOnce",)
 
 
 class ScopeError(ValueError):
@@ -298,7 +302,9 @@ def tla_config(
     lines.append("INVARIANTS")
     lines += [f"    {name}" for name in (*invariants, *scope.expect)]
     lines.append("PROPERTIES")
-    liveness = ("AllVersionsFinish", "ClosingEndsClosed") if scope.liveness else ()
+    liveness: tuple[str, ...] = LIVENESS if scope.liveness else ()
+    if scope.liveness and scope.deadlines:
+        liveness += LEASE_LIVENESS
     lines += [f"    {name}" for name in (*properties, *liveness)]
     return "\n".join(lines) + "\n"
 
