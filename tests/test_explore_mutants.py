@@ -44,6 +44,7 @@ TRACE_LENGTH = {
     "pending-behind-blocked": 3,
     "released-behind-running": 5,
     "requeue-keeps-lease": 4,
+    "requeue-keeps-slot": 4,
     "walk-stops-at-children": 4,
 }
 

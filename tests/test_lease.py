@@ -374,3 +374,16 @@ def test_lease_5_expired_holder_changes_nothing_judges_the_state_not_the_reply()
     ]
     # The running holder's own heartbeat is not this check's to judge.
     assert inv.ExpiredHolderChangesNothing(before, moved, accepted, Heartbeat("a", 2, 9)) == []
+
+
+def test_lease_3_slots_freed_on_expiry_names_a_slot_kept() -> None:
+    """LEASE-3, CLAIM-5: expire(1) ends a's lease and frees its slot, requeued or failed; a
+    core that kept the count where it was is named."""
+    for expiry in ("requeue", "fail"):
+        before, after, effects = leased(expiry)
+        assert (before.running, after.running) == (2, 1)
+        assert inv.SlotsFreedOnExpiry(before, after, effects, Expire(1)) == []
+        kept = replace(after, running=before.running)
+        assert inv.SlotsFreedOnExpiry(before, kept, effects, Expire(1)) == [
+            "expire ended 1 leases, running went from 2 to 2"
+        ]

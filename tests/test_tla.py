@@ -82,6 +82,7 @@ SAFETY = (
     "BlockWalkExact",
     "AtMostOneLiveLease",
     "ExpireEndsExactlyTheDueLeases",
+    "SlotsFreedOnExpiry",
 )
 
 

@@ -662,8 +662,8 @@ ExpiredHolderChangesNothing ==
     [][\A m \in inflight : <<m.task, m.gen>> \in Expired => ~Accepts(m)]_vars
 
 \* LEASE-1..LEASE-3: the versions an expire(now) names (the history `expired` grows by them)
-\* are exactly the ones whose leases are due at `now`, none of them runs afterwards, and each
-\* frees its slot; a lease of a version that stays running keeps its worker.
+\* are exactly the ones whose leases are due at `now`, and none of them runs afterwards; a lease
+\* of a version that stays running keeps its worker.
 ExpireEndsExactlyTheDueLeases ==
     [][LET ended == expired' \ expired
            now == (CHOOSE e \in ended : TRUE)[3]
@@ -671,10 +671,15 @@ ExpireEndsExactlyTheDueLeases ==
                 /\ ended = {<<t, gen[t], now>> : t \in Due(now)}
                 /\ \A e \in ended :
                       lease'[e[1]] = NoLease /\ (gen'[e[1]] = e[2] => vstate'[e[1]][e[2]] /= RUNNING)
-                /\ running' = running - Cardinality(ended)
           /\ \A t \in Task :
                 (gen'[t] = gen[t] /\ Cur(t) = RUNNING /\ Cur(t)' = RUNNING /\ lease[t] /= NoLease)
                     => lease'[t] /= NoLease /\ lease'[t][1] = lease[t][1]]_vars
+
+\* LEASE-3, CLAIM-5: an expire frees exactly the slots of the versions whose leases it ended,
+\* whatever becomes of each (requeued, failed, cancelled): the kept count of running versions
+\* drops by their number in that step.
+SlotsFreedOnExpiry ==
+    [][expired' /= expired => running' = running - Cardinality(expired' \ expired)]_vars
 
 (* Semantic properties: what one step decides, restated from the state before it. *)
 

@@ -728,6 +728,21 @@ def ExpireEndsExactlyTheDueLeases(
     return problems
 
 
+def SlotsFreedOnExpiry(
+    before: State, after: State, effects: tuple[Effect, ...], event: Event | None = None
+) -> list[str]:
+    """LEASE-3, CLAIM-5: an accepted `expire` frees exactly the slots of the versions whose
+    leases it ended, whatever becomes of each (requeued, failed, cancelled): the kept count of
+    running versions drops by their number in that step."""
+    reply = effects[0] if effects else None
+    if not (isinstance(event, Expire) and isinstance(reply, Expired)):
+        return []
+    ended, was, now = len(reply.versions), before.running, after.running
+    if now != was - ended:
+        return [f"expire ended {ended} leases, running went from {was} to {now}"]
+    return []
+
+
 PROPERTIES: tuple[Property, ...] = (
     TerminalNeverChanges,
     ReleasedOnlyWhenDepsSucceeded,
@@ -740,6 +755,7 @@ PROPERTIES: tuple[Property, ...] = (
     BlockWalkExact,
     NotifiedInSeqOrder,
     ExpireEndsExactlyTheDueLeases,
+    SlotsFreedOnExpiry,
 )
 
 
