@@ -20,7 +20,7 @@ import pytest
 
 from schedspec import data
 from schedspec.core import events as ev
-from schedspec.explore import agree, canon, model, scope, search, situations, tladump
+from schedspec.explore import agree, canon, crash, model, scope, search, situations, tladump
 from schedspec.explore import cli as explore_cli
 from schedspec.explore.checks import STATE_INVARIANTS, TLA_INVARIANTS, TLA_PROPERTIES
 from test_tla import needs_tlc
@@ -31,6 +31,7 @@ PINNED = {
     "branches": (58_713, 127_547, 16),
     "capacity-zero": (37, 56, 5),
     "chain": (10_694, 16_225, 18),
+    "crash": (1_192, 1_924, 14),
     "cycle": (131, 155, 6),
     "deep": (14_537, 21_594, 18),
     "diamond": (26_675, 47_936, 17),
@@ -50,6 +51,7 @@ PINNED_PROBES = {
     "branches": 4_682_652,
     "capacity-zero": 1_874,
     "chain": 694_978,
+    "crash": 85_926,
     "cycle": 8_627,
     "deep": 1_175_934,
     "diamond": 2_140_920,
@@ -69,7 +71,7 @@ PINNED_REDUCED = {
     "one-slot": 899,
     "stale": 17_570,
 }
-TLC_IN_MAKE_TEST = ("capacity-zero", "cycle", "lease", "one-slot")
+TLC_IN_MAKE_TEST = ("capacity-zero", "crash", "cycle", "lease", "one-slot")
 
 
 def test_every_default_scope_is_pinned() -> None:
@@ -399,7 +401,7 @@ def test_every_deciding_clause_has_a_named_check_in_spec_explore() -> None:
     rows = [line.split("|") for line in table.splitlines() if line.startswith("| ")][1:]
     contract = (data.path("spec") / "contract.md").read_text()
     known = {*STATE_INVARIANTS, *TRANSITION_PROPERTIES, *GRAPH_PROPERTIES, "StartRefused"}
-    known.add("AgreesWithNaive")
+    known |= {"AgreesWithNaive", crash.CHECK}
     covered = set()
     for row in rows:
         clauses = [c.strip() for c in row[1].split(",")]

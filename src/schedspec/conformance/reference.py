@@ -23,8 +23,12 @@ It is both the in-process adapter for the reference (it satisfies `adapters.Impl
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from ..core.effects import Effect
+from ..core.events import Event
 from ..core.state import State
-from ..core.step import step
+from ..core.step import step as core_step
 from ..core.types import EventId
 from ..durable.journal import Journal
 from ..errors import JournalError
@@ -57,7 +61,9 @@ class ReferenceImplementation:
         reply_bytes_max: int = REPLY_BYTES_MAX,
         journal: Journal | None = None,
         supported: tuple[str, ...] = SUPPORTED,
+        step: Callable[[State, Event], tuple[State, tuple[Effect, ...]]] = core_step,
     ) -> None:
+        self._step = step  # the core's (the explorer's crash check gives a mutant's)
         self._state: State | None = None
         self._version: str | None = None  # the session's protocol version (WIRE-19)
         self._supported = supported
@@ -84,7 +90,7 @@ class ReferenceImplementation:
         """Another session in the same state, without the journal: the oracle's crash mode
         follows both outcomes of a request in flight (RESTART-7)."""
         twin = ReferenceImplementation(
-            self._line_bytes_max, self._reply_bytes_max, supported=self._supported
+            self._line_bytes_max, self._reply_bytes_max, supported=self._supported, step=self._step
         )
         twin._state, twin._version = self._state, self._version
         twin._next_event_id = self._next_event_id
@@ -131,7 +137,7 @@ class ReferenceImplementation:
             reply = translate.ok(rid, {"snapshot": translate.snapshot(state, leases)})
             return self._too_large(rid, reply) or reply
         event = translate.event_for(parsed, EventId(self._next_event_id))
-        after, effects = step(state, event)
+        after, effects = self._step(state, event)
         reply = translate.reply_for(rid, effects, after)
         refusal = self._too_large(rid, reply)
         if refusal is not None:

@@ -22,6 +22,8 @@ The format (`models/chain.toml`):
     deadlines = [1, 2]        # leases (LEASE-*): claims and heartbeats set one of these
                               # deadlines, expire(now) is sent for each; needs limit <= 1
     expiry = "requeue"        # the expiry policy (LEASE-4): "requeue" (default) or "fail"
+    crash = true              # RESTART-5..7: every state is also served by the reference
+                              # server with a journal, crashed and recovered (`explore.crash`)
 
     [tasks]
     a = { deps = [[]], generations = 2 }   # a may be submitted twice (re-submission)
@@ -57,6 +59,7 @@ _KEYS = {
     "default",
     "deadlines",
     "expiry",
+    "crash",
     "tasks",
 }
 EXPIRY_POLICIES = ("requeue", "fail")
@@ -88,6 +91,7 @@ class Scope:
     default: bool
     deadlines: tuple[int, ...] = ()
     expiry: str = "requeue"
+    crash: bool = False
 
     @property
     def module(self) -> str:
@@ -183,6 +187,7 @@ def parse(name: str, data: dict[str, object], where: str = "<scope>") -> Scope:
         default=bool(data.get("default", True)),
         deadlines=tuple(sorted(set(deadlines))),
         expiry=str(expiry),
+        crash=bool(data.get("crash", False)),
     )
 
 

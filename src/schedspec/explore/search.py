@@ -46,6 +46,7 @@ from .. import naive
 from ..core.effects import Effect
 from ..core.invariants import check_transition, validate_state
 from ..core.types import Phase, TaskState
+from ..durable.journal import Journal
 from . import canon
 from .checks import EXPECTATIONS, HISTORY_INVARIANTS, work_remains
 from .differential import divergence
@@ -137,6 +138,7 @@ def explore(
     progress: Progress | None = None,
     differential: bool = True,
     witnesses: Callable[[Move], bool] | None = None,
+    journal_type: type[Journal] = Journal,
 ) -> Result:
     """Explore `scope` breadth-first and check everything; stop at the first violation.
 
@@ -144,7 +146,9 @@ def explore(
     what they cost, and for runs that only count states). Given `witnesses`, a test of moves,
     the search keeps for each situation a shortest trace whose last move reaches it and passes
     the test (`Result.witnesses`, the conformance corpus's raw material:
-    `conformance.situations`, which keeps out what the protocol cannot say)."""
+    `conformance.situations`, which keeps out what the protocol cannot say). On a scope with
+    `crash`, every state is also served by the reference server on a `journal_type` journal,
+    crashed and recovered (`explore.crash`, `RecoveryRebuildsTheState`)."""
     from ..core import step as real_step
 
     stepper: Step = step or real_step
@@ -163,6 +167,12 @@ def explore(
     expectations = [EXPECTATIONS[name] for name in scope.expect]
 
     fingerprints = array("q")  # per node: the hash of its naive world's canonical key
+    recovery = None
+    if scope.crash:
+        from .crash import CHECK as RECOVERY  # the reference server: only a crash scope needs it
+        from .crash import Recovery
+
+        recovery = Recovery(scope, stepper, journal_type)
 
     def fingerprint(world: naive.World, node: Node) -> int:
         if not differential:
@@ -194,6 +204,10 @@ def explore(
         for check in expectations:
             for problem in check(core):
                 raise _Found(check.__name__, "expectation", problem, i, None)
+        if recovery is not None:
+            path = [s.move.event for s in _replay(scope, stepper, parent, via, i, None)]
+            for problem in recovery.problems(path, core):
+                raise _Found(RECOVERY, "invariant", problem, i, None)
         return i
 
     shared: dict[object, object] = {}
@@ -335,6 +349,9 @@ def explore(
     except _Found as found:
         trace = _replay(scope, stepper, parent, via, found.index, found.move)
         result.violation = Violation(found.check, found.kind, found.message, trace)
+    finally:
+        if recovery is not None:
+            recovery.close()
     result.witnesses = {
         situation: _replay(scope, stepper, parent, via, i, position)
         for situation, (i, position) in sorted(first_seen.items())
