@@ -49,6 +49,8 @@ from ..core.types import Phase, TaskState
 from ..durable.journal import Journal
 from . import canon
 from .checks import EXPECTATIONS, HISTORY_INVARIANTS, work_remains
+from .crash import CHECK as RECOVERY
+from .crash import Recovery
 from .differential import divergence
 from .model import Move, Node, Step, advance, apply, initial, moves, probes
 from .scope import Scope
@@ -167,12 +169,7 @@ def explore(
     expectations = [EXPECTATIONS[name] for name in scope.expect]
 
     fingerprints = array("q")  # per node: the hash of its naive world's canonical key
-    recovery = None
-    if scope.crash:
-        from .crash import CHECK as RECOVERY  # the reference server: only a crash scope needs it
-        from .crash import Recovery
-
-        recovery = Recovery(scope, stepper, journal_type)
+    recovery = Recovery(scope, stepper, journal_type) if scope.crash else None
 
     def fingerprint(world: naive.World, node: Node) -> int:
         if not differential:
