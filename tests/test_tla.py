@@ -38,7 +38,7 @@ needs_tlc = pytest.mark.skipif(
 PINNED_DISTINCT_STATES = {
     "capacity-zero": 31,
     "chain": 11_275,
-    "crash": 1_792,
+    "crash": 2_884,
     "cycle": 112,
     "diamond": 21_905,
     "fan-in": 19_197,

@@ -652,14 +652,17 @@ StaleCallbackReleasesNothing ==
                     /\ gen'[d] = gen[d] /\ Cur(d) = RUNNING
                     /\ vstate'[d][gen[d]] = SUCCEEDED]_vars
 
-\* LEASE-5: the generation is the fencing token.  No callback of a holder whose lease expired
-\* is ever accepted: its version is never again the running current version of its task (it
-\* was superseded, or ended), so delivering the callback, at any later time, is a stuttering
-\* step.  (A heartbeat names the task's live lease, which an expired version never holds:
-\* AtMostOneLiveLease.)  The core's check of the same name judges every callback and heartbeat
-\* naming a version that is not running, the expired holders' among them.
+\* LEASE-5: the generation is the fencing token.  A version whose lease expired never changes
+\* again, whatever its holder sends, late or twice: superseded by a requeue it stays frozen at
+\* RUNNING, ended (failed or cancelled) it stays ended.  Here it follows from
+\* TerminalNeverChanges and ExpireEndsExactlyTheDueLeases (its mutant is run with it alone); a
+\* callback of the expired holder of a requeued version that were accepted anyway would do
+\* here what the new holder's own callback does, so no state of this spec shows it.  A
+\* heartbeat names the task's live lease, which an expired version never holds
+\* (AtMostOneLiveLease).  The core's check of the same name judges every callback and
+\* heartbeat naming a version that was not running, by the state before the step.
 ExpiredHolderChangesNothing ==
-    [][\A m \in inflight : <<m.task, m.gen>> \in Expired => ~Accepts(m)]_vars
+    [][\A v \in Expired : ~Changed(v[1], v[2])]_vars
 
 \* LEASE-1..LEASE-3: the versions an expire(now) names (the history `expired` grows by them)
 \* are exactly the ones whose leases are due at `now`, and none of them runs afterwards; a lease
@@ -768,8 +771,11 @@ ClosingEndsClosed == phase = CLOSING ~> phase = CLOSED
 \* may vanish), every task submitted once the scheduler has left OPEN reaches a finished
 \* current version: succeeded, failed, cancelled or blocked.  (In a bounded model it follows
 \* from AllVersionsFinish, which lets a version finish by being superseded, and the bound on
-\* generations; it is the task's promise where that one is the version's.)  Checked on the
-\* models with deadlines and liveness.
+\* generations; it is the task's promise where that one is the version's.)  A version failed by
+\* expiry (`lease_expired`) counts as finished: the promise is that the task is not left
+\* hanging, not that its function ran to success.  Checked on the models with deadlines and
+\* liveness, that is `lease-fail`: under `requeue` the last generation the model allows runs
+\* forever once its worker vanishes, an artefact of the bound.
 AtLeastOnce ==
     \A t \in Task : (phase /= OPEN /\ gen[t] > 0) ~> (Cur(t) \in Terminal)
 =============================================================================

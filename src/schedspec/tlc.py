@@ -336,6 +336,7 @@ class Mutant:
     model: str
     edits: tuple[tuple[str, str], ...]
     spec: str = "Scheduler"
+    alone: bool = False
 
     @property
     def spec_text(self) -> str:
@@ -343,11 +344,13 @@ class Mutant:
 
 
 def load_mutant(path: Path) -> Mutant:
-    """Read a mutant description (TOML: `breaks`, `model`, `[[edit]]` find/replace, and
-    `spec` when it is not `Scheduler`)."""
+    """Read a mutant description (TOML: `breaks`, `model`, `[[edit]]` find/replace, `spec`
+    when it is not `Scheduler`, and `alone = true` for a mutant run with the one property it
+    breaks as the model's only check)."""
     data = tomllib.loads(path.read_text())
     spec = str(data.get("spec", "Scheduler"))
-    return Mutant(path.stem, str(data["breaks"]), str(data["model"]), edits_of(data), spec)
+    alone = bool(data.get("alone", False))
+    return Mutant(path.stem, str(data["breaks"]), str(data["model"]), edits_of(data), spec, alone)
 
 
 def mutants() -> list[Path]:
@@ -363,28 +366,45 @@ def mutate(spec: str, mutant: Mutant) -> str:
 def run_mutant(path: Path, workers: int = WORKERS_DEFAULT) -> tuple[Mutant, TlcResult]:
     """Run TLC on the mutated spec with the mutant's model, in a temporary directory.
 
-    TLC reports a broken liveness property only as "temporal properties": a mutant that names
-    one it breaks is run with that one alone among the model's liveness properties, and a
-    temporal violation is then reported under its name."""
+    A mutant with `alone` is run with the property it names as the model's only property: it
+    shows that the property catches a change of behaviour that an invariant catches too (TLC
+    checks invariants first, and would report that one instead). TLC reports a broken liveness
+    property only as "temporal properties", so a mutant naming one is run with it as the only
+    liveness property (every safety check still on), and the violation reported by its name."""
     from .explore.scope import LEASE_LIVENESS, LIVENESS
 
     mutant = load_mutant(path)
     model = resolve_config(mutant.model).with_suffix("")
     liveness = (*LIVENESS, *LEASE_LIVENESS)
-    alone = mutant.breaks in liveness
-    others = set(liveness) - {mutant.breaks}
+    if mutant.alone:
+        dropped = _checks_of(model.with_suffix(".cfg")) - {mutant.breaks}
+    else:
+        dropped = set(liveness) - {mutant.breaks} if mutant.breaks in liveness else set()
     with tempfile.TemporaryDirectory(prefix="schedspec-mutant-") as scratch:
         work = Path(scratch)
         (work / f"{mutant.spec}.tla").write_text(mutate(mutant.spec_text, mutant))
         shutil.copy(model.with_suffix(".tla"), work / (model.name + ".tla"))
         cfg = model.with_suffix(".cfg").read_text().splitlines()
-        if alone:
-            cfg = [line for line in cfg if line.strip() not in others]
-        (work / (model.name + ".cfg")).write_text("\n".join(cfg) + "\n")
+        kept = [line for line in cfg if line.strip() not in dropped]
+        # A section left without entries goes too.
+        kept = [
+            line
+            for k, line in enumerate(kept)
+            if line not in ("INVARIANTS", "PROPERTIES")
+            or (k + 1 < len(kept) and kept[k + 1].startswith(" "))
+        ]
+        (work / (model.name + ".cfg")).write_text("\n".join(kept) + "\n")
         result = run_tlc(work / (model.name + ".cfg"), workers=workers)
-    if alone and result.violation_kind == "temporal":
+    if mutant.breaks in liveness and result.violation_kind == "temporal":
         result = replace(result, violated=mutant.breaks)
     return mutant, result
+
+
+def _checks_of(cfg: Path) -> set[str]:
+    """The invariants and properties a model's configuration lists."""
+    lines = cfg.read_text().splitlines()
+    listed = lines[lines.index("INVARIANTS") :]
+    return {line.strip() for line in listed if line.startswith(" ")}
 
 
 def main(argv: list[str]) -> int:

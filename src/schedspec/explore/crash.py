@@ -5,22 +5,29 @@ the request in flight, recovery replaying the journal. At the level of `Schedule
 and its recovery change nothing, a stuttering step, or leave the request in flight undone,
 which is as if it had never been sent (`spec/tla.md`). What that argument leans on is that the
 real journal and the real recovery rebuild exactly the state the process had. This module
-checks that, on every state of the scope, with the server's own code:
+checks that, on every state of the scope, along the explorer's shortest path to it, with the
+server's own code:
 
 - the path's events, as protocol requests, are served by the reference server with a journal
   in a fresh file; every one is acknowledged, so every one must survive (RESTART-6);
 - the process then dies: its journal is dropped without being closed, so whatever it had not
-  written is lost, and the request it was reading when it died is left as a torn record, a last
-  line without its end (RESTART-7);
+  written to the file is lost, and the request it was reading when it died is left as a torn
+  record, a last line without its end (RESTART-7);
 - a new server recovers from the file, and its core must be exactly the explored one: every
-  acknowledged request once, the torn one not at all, nothing else (RESTART-5).
+  acknowledged request once, the torn one not at all, nothing else (RESTART-5);
+- while the scheduler takes submissions, the recovered server takes one more, dies again, and
+  a third recovers: its record must follow the recovered ones, not the torn line.
 
-A crash between any two operations is thereby checked in every state: a request whose reply
-was sent is one of the path's, and one that was not is either the torn record (not done) or the
-last of the path to the next state (done), which that state's own check covers. The server
-steps with the explorer's core, so a broken core is judged against itself, not against the
-real one. The broken journals of `conformance.journal_mutants` fail it
-(`tests/test_explore_crash.py`).
+A request whose reply was sent is one of the path's; one whose reply was not is the torn record
+(not done) or the last request of the path to the next state (done), which that state's own
+check covers. The server steps with the explorer's core, so a broken core is judged against
+itself, not against the real one. The broken journals of `conformance.journal_mutants`, and
+one that leaves the torn line in its file, fail it (`tests/test_explore_crash.py`).
+
+What it cannot see: the death is simulated in the process, so what the server wrote to the
+file but did not sync survives it (only a machine's crash loses the operating system's buffers,
+and the oracle's crash mode, which kills a real process, cannot show that either); and each
+state is checked along one path, not every path that reaches it.
 """
 
 from __future__ import annotations
@@ -34,12 +41,16 @@ from ..conformance.reference import ReferenceImplementation
 from ..conformance.translate import requests_for_events
 from ..core import events as ev
 from ..core.state import State
+from ..core.types import Phase
 from ..durable.journal import Journal, JsonObject
 from .model import Step
 from .scope import Scope
 
 # The check's name, as the explorer reports it (spec/explore.md).
 CHECK = "RecoveryRebuildsTheState"
+
+# A task id no scope uses: the submission a recovered server takes before it dies again.
+AFTER = "after-recovery"
 
 # The request the process was reading when it died: its line cut short (RESTART-7).
 TORN = b'{"op": "submit", "task": "torn", "deps": ['
@@ -68,23 +79,43 @@ class Recovery:
             "expiry": self.scope.expiry,
         }
         requests = [create, *requests_for_events(path, PROTOCOL_2)]
-        for number, request in enumerate(requests, start=1):
-            server.handle({**request, "id": number})
-        if server.state != core:
-            return [f"the server holds another state than the explorer after {len(path)} events"]
-        with open(store, "ab") as file:  # the process dies reading one more request
-            file.write(TORN)
+        servers = [server]
+        try:
+            for number, request in enumerate(requests, start=1):
+                server.handle({**request, "id": number})
+            where = f"after {len(path)} events"
+            if server.state != core:
+                return [f"the server holds another state than the explorer {where}"]
+            with open(store, "ab") as file:  # the process dies reading one more request
+                file.write(TORN)
+            recovered, problem = self._recover(store, core, where, servers)
+            if recovered is None or core.phase not in (Phase.OPEN, Phase.STARTED):
+                return problem
+            # The recovered server takes one more request and dies again: what it wrote must
+            # follow the records it recovered, not the torn line it dropped.
+            after, _ = self.step(core, ev.Submit(AFTER, ()))
+            recovered.handle({"id": 0, "op": "submit", "task": AFTER, "deps": []})
+            where += " and a submission after recovery"
+            return self._recover(store, after, where, servers)[1]
+        finally:  # every server is dead by now; their files are closed only to free them
+            for dead in servers:
+                dead.close()
+            store.unlink()
+
+    def _recover(
+        self, store: Path, want: State, where: str, servers: list[ReferenceImplementation]
+    ) -> tuple[ReferenceImplementation | None, list[str]]:
+        """A new server recovered from `store` (added to `servers`), if it holds `want`, and
+        what it got wrong."""
         try:
             recovered = ReferenceImplementation(journal=self.journal_type(store), step=self.step)
         except Exception as problem:  # a broken journal may refuse its own records
-            failed = f"{type(problem).__name__}: {problem}"
-            return [f"recovery after {len(path)} events failed: {failed}"]
-        if recovered.state != core:
-            difference = _first_difference(recovered.state, core)
-            return [f"recovery after {len(path)} events rebuilt another state: {difference}"]
-        recovered.close()
-        store.unlink()
-        return []
+            return None, [f"recovery {where} failed: {type(problem).__name__}: {problem}"]
+        servers.append(recovered)
+        if recovered.state != want:
+            difference = _first_difference(recovered.state, want)
+            return None, [f"recovery {where} rebuilt another state: {difference}"]
+        return recovered, []
 
 
 def _first_difference(got: State | None, want: State) -> str:
