@@ -139,7 +139,9 @@ def test_every_clause_is_linked_to_the_tla_spec_and_every_linked_name_exists() -
         for area in re.findall(r"([A-Z]+)-\*", cell):  # `QUERY-*`: every clause of the area
             linked.update(c for c in clauses if c.startswith(f"{area}-"))
     assert clauses == linked, f"not linked: {sorted(clauses - linked)}"
-    spec = "\n".join((ROOT / "tla" / f"{m}.tla").read_text() for m in ("Scheduler", "Journal"))
+    spec = "\n".join(
+        (ROOT / "tla" / f"{m}.tla").read_text() for m in ("Scheduler", "Journal", "Restart")
+    )
     names = set(re.findall(r"`([A-Z][A-Za-z]+)(?:\([^`]*\))?`", table))
     defined = set(re.findall(r"^(\w+)(?:\(.*\))? ==", spec, re.MULTILINE))
     defined |= set(re.findall(r"^    (\w+),?\s+\\\*", spec, re.MULTILINE))  # CONSTANTS, VARIABLES
